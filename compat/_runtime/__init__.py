@@ -1,0 +1,1 @@
+"""Private runtime of the shim: plan nodes, lifting, compilation to tf.data."""
