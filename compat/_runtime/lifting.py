@@ -1,0 +1,128 @@
+"""Lifting: the user's graph ops between two pipeline stages become a tf.data map function.
+
+TF1 code computes per-element values with ordinary graph ops on a stage's dequeued tensors
+(decode, parse, crop, cast...) and hands the results to the next stage. The shim finds that
+subgraph, walking back from the values to the outputs of earlier stages, and re-creates its
+ops inside the map function, op by op, with the same attributes (random ops keep their
+seeds) and the same static shapes (so `set_shape` calls the user made keep holding).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import tensorflow as tf
+
+# Ops whose value lives outside the data stream: copying them into a map function would read
+# a fresh copy (a new variable, an empty table) or nothing at all (a placeholder).
+_STATEFUL_SOURCES = {
+    "Placeholder": "it is fed at run time, and a tf.data pipeline cannot see feeds. Feed the "
+                   "values through a queue fed from Python (tf.FIFOQueue + enqueue with feed_dict), "
+                   "or make them constants",
+    "VariableV2": "it reads a variable, and the pipeline runs ahead of your training steps. Use "
+                  "a constant, or read the variable outside the pipeline",
+    "Variable": "it reads a variable, and the pipeline runs ahead of your training steps. Use a "
+                "constant, or read the variable outside the pipeline",
+    "VarHandleOp": "it reads a variable, and the pipeline runs ahead of your training steps. Use "
+                   "a constant, or read the variable outside the pipeline",
+}
+_STATEFUL_SOURCE_TYPE_PARTS = ("Queue", "Reader", "Iterator", "HashTable", "MutableHashTable",
+                               "Barrier", "Stage", "Accumulator")
+
+
+class LiftError(ValueError):
+    """A per-element computation cannot become part of the tf.data pipeline."""
+
+
+@dataclass(frozen=True)
+class Lifted:
+    """A lifted computation.
+
+    sources: the stages whose elements it reads, in a fixed order.
+    function: takes one encoded element per source (see `Stage.encoded`) and returns the
+        computed structure. Must be called while building a tf.data function.
+    """
+
+    sources: tuple
+    function: Callable
+
+
+def _check_liftable(op: tf.Operation, what: str) -> None:
+    reason = _STATEFUL_SOURCES.get(op.type)
+    if reason is None and any(part in op.type for part in _STATEFUL_SOURCE_TYPE_PARTS):
+        reason = ("it is stateful TF1 machinery the shim does not replace. Build that part "
+                  "with compat.v1 too (import compat.v1 as tf)")
+    if reason is not None:
+        raise LiftError(
+            f"{what}: the input depends on op {op.name!r} (type {op.type}), which cannot be "
+            f"moved into the tf.data pipeline: {reason}.")
+
+
+def _subgraph(flat_tensors, stage_of, what):
+    """Ops between the outputs and the stages, in creation (= topological) order."""
+    needed = {}
+    sources = {}
+    pending = [tensor.op for tensor in flat_tensors]
+    while pending:
+        op = pending.pop()
+        if op.name in needed or op.name in sources:
+            continue
+        stage = stage_of(op)
+        if stage is not None:
+            sources[op.name] = stage
+            continue
+        _check_liftable(op, what)
+        needed[op.name] = op
+        pending.extend(tensor.op for tensor in op.inputs)
+        pending.extend(op.control_inputs)
+    ordered = sorted(needed.values(), key=lambda op: op._id)  # pylint: disable=protected-access
+    source_list = sorted(sources.values(), key=lambda stage: stage.get_next_op._id)  # pylint: disable=protected-access
+    return ordered, tuple(source_list)
+
+
+def _copy_op(op: tf.Operation, copied: dict, source_values: dict) -> None:
+    graph = tf.compat.v1.get_default_graph()
+
+    def value_of(tensor):
+        if tensor.op.name in source_values:
+            return source_values[tensor.op.name][tensor.value_index]
+        return copied[tensor.op.name].outputs[tensor.value_index]
+
+    attrs = {key: value for key, value in op.node_def.attr.items() if key != "_class"}
+    new_op = graph._create_op_internal(  # pylint: disable=protected-access
+        op.type,
+        [value_of(tensor) for tensor in op.inputs],
+        dtypes=[output.dtype for output in op.outputs],
+        name=op.name,
+        attrs=attrs,
+        op_def=op.op_def,
+    )
+    for old, new in zip(op.outputs, new_op.outputs):
+        new.set_shape(old.shape)
+    control = [copied[dep.name] for dep in op.control_inputs if dep.name in copied]
+    if control:
+        new_op._add_control_inputs(control)  # pylint: disable=protected-access
+    copied[op.name] = new_op
+
+
+def lift(structure, stage_of, what: str) -> Lifted:
+    """Lift the computation of `structure` (tensors, SparseTensors, nested) out of the graph."""
+    flat = tf.nest.flatten(structure, expand_composites=True)
+    ops, sources = _subgraph(flat, stage_of, what)
+
+    def function(encoded_elements):
+        source_values = {stage.get_next_op.name: list(encoded)
+                         for stage, encoded in zip(sources, encoded_elements)}
+        copied = {}
+        for op in ops:
+            _copy_op(op, copied, source_values)
+        outputs = []
+        for tensor in flat:
+            if tensor.op.name in source_values:
+                value = source_values[tensor.op.name][tensor.value_index]
+            else:
+                value = copied[tensor.op.name].outputs[tensor.value_index]
+            outputs.append(value)
+        return tf.nest.pack_sequence_as(structure, outputs, expand_composites=True)
+
+    return Lifted(sources, function)

@@ -1,0 +1,140 @@
+"""The pipeline plan: stages that stand for "the next element of this pipeline stage".
+
+A TF1 queue stage (a producer's queue, a reader, a batching queue, a hand-built queue) is a
+`Stage` here: a factory that builds the stage's elements as a `tf.data.Dataset`, plus the
+tensors that user code sees, which are the `get_next()` of a one-shot iterator over that
+dataset. Running those tensors in a Session pulls one element, exactly like a dequeue; a
+one-shot iterator needs no initializer, so users' old init calls neither break nor are needed.
+
+A later stage does not read an earlier stage's iterator: it asks `element_dataset` for its
+inputs, which lifts the user's ops between the stages (see `lifting`) into a map over a fresh
+copy of the upstream datasets. So the whole chain is one tf.data pipeline, and an earlier
+stage's own iterator only runs if the user fetches its tensors directly.
+"""
+from __future__ import annotations
+
+import contextlib
+import weakref
+from dataclasses import dataclass
+from typing import Callable
+
+import tensorflow as tf
+from tensorflow.python.data.util import structure as _structure
+from tensorflow.python.framework import random_seed as _random_seed
+
+from compat._runtime import lifting
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the plan.
+
+    dataset_factory: builds a fresh `tf.data.Dataset` of this stage's elements in the current
+        graph (each consumer gets its own copy).
+    get_next_op: the IteratorGetNext op whose outputs user code consumes; its outputs are the
+        stage's elements encoded as a flat tensor list (`structure.to_tensor_list`).
+    element_spec: the dataset's element spec.
+    name: for error messages.
+    """
+
+    dataset_factory: Callable[[], tf.data.Dataset]
+    get_next_op: tf.Operation
+    element_spec: object
+    name: str
+
+    def encoded(self, element):
+        """`element` as the flat tensor list that `get_next_op` outputs."""
+        return _structure.to_tensor_list(self.element_spec, element)
+
+
+_STAGES: "weakref.WeakKeyDictionary[tf.Graph, dict]" = weakref.WeakKeyDictionary()
+
+
+def stage_of(op: tf.Operation) -> Stage | None:
+    return _STAGES.get(op.graph, {}).get(op.name)
+
+
+@contextlib.contextmanager
+def seed_counter_preserved(graph: tf.Graph):
+    """Keep ops the shim builds from advancing the graph's op-seed counter.
+
+    With a graph seed set and no op seed, TF derives each random op's seed from a per-graph
+    counter (`random_seed.get_seed`). TF1's queue functions advance it a fixed number of times;
+    the shim advances it exactly as often (explicitly) and no more, so every later user op gets
+    the seed it would get under TF1 and seeded pipelines stay bit-identical.
+    """
+    counters = _random_seed._graph_to_seed_dict  # pylint: disable=protected-access
+    had = graph in counters
+    saved = counters.get(graph)
+    try:
+        yield
+    finally:
+        if had:
+            counters[graph] = saved
+        else:
+            counters.pop(graph, None)
+
+
+def op_seeds(seed):
+    """The (seed, seed2) pair TF1 derives for a random op created now with op seed `seed`.
+
+    Advances the graph's op-seed counter exactly as the TF1 random op would. Zeros mean
+    "nondeterministic", as in the raw kernels.
+    """
+    seed1, seed2 = _random_seed.get_seed(seed)
+    return (seed1 or 0), (seed2 or 0)
+
+
+def register(dataset_factory: Callable[[], tf.data.Dataset], name: str):
+    """Create a stage; return the structure user code consumes (the iterator's next element)."""
+    graph = tf.compat.v1.get_default_graph()
+    with seed_counter_preserved(graph):
+        dataset = dataset_factory()
+        iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
+        element = iterator.get_next(name=name)
+    flat = tf.nest.flatten(element, expand_composites=True)
+    get_next_op = _get_next_op_of(flat)
+    stage = Stage(dataset_factory, get_next_op, dataset.element_spec, name)
+    _STAGES.setdefault(graph, {})[get_next_op.name] = stage
+    return element
+
+
+def _get_next_op_of(flat_tensors) -> tf.Operation:
+    """The IteratorGetNext op behind a get_next() result (sparse parts sit one op further)."""
+    for tensor in flat_tensors:
+        op = tensor.op
+        while op.type not in ("IteratorGetNext", "IteratorGetNextSync"):
+            if not op.inputs:
+                break
+            op = op.inputs[0].op
+        if op.type in ("IteratorGetNext", "IteratorGetNextSync"):
+            return op
+    raise AssertionError("get_next() produced no IteratorGetNext op")
+
+
+def element_dataset(structure, what: str) -> tf.data.Dataset:
+    """A dataset whose elements are `structure` computed once per upstream element.
+
+    `structure` is what the user passes to an enqueue/batch call: tensors (or SparseTensors,
+    lists, dicts) computed by arbitrary ops from zero or more stages' outputs. The upstream
+    stages are zipped (one element of each per computed element, as one TF1 enqueue run
+    dequeues once from each input queue); with no upstream stage the computation repeats
+    forever, as a TF1 enqueue of constants or random ops does.
+    """
+    lifted = lifting.lift(structure, stage_of, what)
+    sources = lifted.sources
+    if sources:
+        upstream = [stage.dataset_factory() for stage in sources]
+        dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
+    else:
+        dataset = tf.data.Dataset.from_tensors(0).repeat()
+
+    def compute(*args):
+        if len(sources) == 1:
+            # map() unpacks a tuple element into positional arguments; pack it back.
+            spec = sources[0].element_spec
+            args = (args if isinstance(spec, tuple) else args[0],)
+        encoded = [stage.encoded(element) for stage, element in zip(sources, args)]
+        return lifted.function(encoded)
+
+    return dataset.map(compute)

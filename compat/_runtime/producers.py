@@ -1,0 +1,117 @@
+"""TF1 producers (`tf.train.*_input_producer`, `limit_epochs`, `match_filenames_once`).
+
+Same signatures, defaults and errors as TF1's `input.py`. The queue a producer returns is a
+`StageQueue` whose elements are, epoch after epoch, the input computed afresh and shuffled by
+a `RandomShuffle` kernel that lives for the whole run: the kernel TF1 runs once per epoch,
+with the seed pair TF1 derives at the same point of graph construction. So seeded producers
+give TF1's order bit for bit.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from compat._runtime import plan
+from compat._runtime.graph_mode import require_graph_mode
+from compat._runtime.stage_queue import StageQueue
+
+
+def match_filenames_once(pattern, name=None):
+    # TF1 caches the glob in a local variable; a tensor needs no initializer and, for files
+    # that do not change during the run, gives the same sorted list.
+    with tf.compat.v1.name_scope(name, "matching_filenames", [pattern]) as scope:
+        return tf.io.matching_files(pattern, name=scope.rstrip("/") if scope else None)
+
+
+def limit_epochs(tensor, num_epochs=None, name=None):
+    if num_epochs is None:
+        return tensor
+    if num_epochs <= 0:
+        raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
+    with tf.compat.v1.name_scope(name, "limit_epochs", [tensor]) as scope:
+        tensor = tf.convert_to_tensor(tensor)
+        elements = plan.element_dataset(tensor, "limit_epochs")
+        return plan.register(lambda: elements.take(num_epochs), scope.rstrip("/"))
+
+
+def _epochs(input_tensor, num_epochs, shuffle_seeds):
+    """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
+    def elements():
+        epochs = plan.element_dataset(input_tensor, "input_producer")
+        if num_epochs is not None:
+            epochs = epochs.take(num_epochs)
+        if shuffle_seeds is not None:
+            seed, seed2 = shuffle_seeds
+            epochs = epochs.map(
+                lambda rows: tf.raw_ops.RandomShuffle(value=rows, seed=seed, seed2=seed2))
+        return epochs.unbatch()
+    return elements
+
+
+def input_producer(input_tensor,
+                   element_shape=None,
+                   num_epochs=None,
+                   shuffle=True,
+                   seed=None,
+                   capacity=32,
+                   shared_name=None,
+                   summary_name=None,
+                   name=None,
+                   cancel_op=None):
+    del shared_name, summary_name, cancel_op  # no queue resource to share, size or cancel
+    require_graph_mode("input_producer")
+    with tf.compat.v1.name_scope(name, "input_producer", [input_tensor]) as scope:
+        input_tensor = tf.convert_to_tensor(input_tensor, name="input_tensor")
+        element_shape = input_tensor.shape[1:].merge_with(
+            tf.TensorShape(element_shape) if element_shape is not None else None)
+        if not element_shape.is_fully_defined():
+            raise ValueError("Either `input_tensor` must have a fully defined shape "
+                             "or `element_shape` must be specified")
+        if num_epochs is not None and num_epochs <= 0:
+            raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
+        shuffle_seeds = plan.op_seeds(seed) if shuffle else None
+        return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds),
+                          dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
+                          capacity=capacity, name=scope.rstrip("/"))
+
+
+def string_input_producer(string_tensor,
+                          num_epochs=None,
+                          shuffle=True,
+                          seed=None,
+                          capacity=32,
+                          shared_name=None,
+                          name=None,
+                          cancel_op=None):
+    not_null_err = "string_input_producer requires a non-null input tensor"
+    if not isinstance(string_tensor, tf.Tensor) and not len(string_tensor):
+        raise ValueError(not_null_err)
+    with tf.compat.v1.name_scope(name, "input_producer", [string_tensor]) as scope:
+        string_tensor = tf.convert_to_tensor(string_tensor, dtype=tf.string)
+        with tf.control_dependencies([
+                tf.debugging.Assert(tf.greater(tf.size(string_tensor), 0), [not_null_err])]):
+            string_tensor = tf.identity(string_tensor)
+        return input_producer(
+            input_tensor=string_tensor, element_shape=[], num_epochs=num_epochs,
+            shuffle=shuffle, seed=seed, capacity=capacity, shared_name=shared_name,
+            name=scope, cancel_op=cancel_op)
+
+
+def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None,
+                         capacity=32, shared_name=None, name=None):
+    with tf.compat.v1.name_scope(name, "input_producer", [limit]) as scope:
+        range_tensor = tf.range(limit)
+        return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
+                              shared_name, None, scope)
+
+
+def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
+                         capacity=32, shared_name=None, name=None):
+    with tf.compat.v1.name_scope(name, "input_producer", tensor_list):
+        tensor_list = [tf.convert_to_tensor(tensor) for tensor in tensor_list]
+        if not tensor_list:
+            raise ValueError("Expected at least one tensor in slice_input_producer().")
+        range_size = tf.shape(tensor_list[0])[0]
+        queue = range_input_producer(range_size, num_epochs=num_epochs, shuffle=shuffle,
+                                     seed=seed, capacity=capacity, shared_name=shared_name)
+        index = queue.dequeue()
+        return [tf.gather(tensor, index) for tensor in tensor_list]

@@ -1,0 +1,89 @@
+"""`StageQueue`: what the shim returns where TF1 returned a queue filled by a runner thread.
+
+Its contents are a tf.data stream (for a producer: the epochs of its input). Every consumer
+(a `dequeue*` call, or a reader's `read`) is a separate pipeline stage. Consumers of one TF1
+queue split its elements between them; here consumer k of n reads every n-th element
+(`Dataset.shard`), which gives the same elements in the same multiset, and the same order
+when there is one consumer.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import tensorflow as tf
+
+from compat._runtime import plan
+
+
+class StageQueue:
+    def __init__(self, elements: Callable[[], tf.data.Dataset], dtypes, shapes, capacity: int,
+                 name: str, names=None):
+        self._elements = elements
+        self._dtypes = list(dtypes)
+        self._shapes = [tf.TensorShape(shape) for shape in shapes]
+        self._names = names
+        self._capacity = capacity
+        self._name = name
+        self._consumers = 0
+
+    # --- the TF1 QueueBase surface -------------------------------------------------------
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def dtypes(self):
+        return self._dtypes
+
+    @property
+    def shapes(self):
+        return self._shapes
+
+    @property
+    def names(self):
+        return self._names
+
+    @property
+    def queue_ref(self):
+        raise TypeError(
+            f"queue {self._name!r} is a compat.v1 pipeline stage, not a TF queue resource: it "
+            "has no queue_ref. Use its dequeue*() methods, or pass it to a compat.v1 reader.")
+
+    def dequeue(self, name=None):
+        return self._register(lambda dataset: dataset, name or "dequeue")
+
+    def dequeue_many(self, n, name=None):
+        return self._register(lambda dataset: dataset.batch(n, drop_remainder=True),
+                              name or "dequeue_many")
+
+    def dequeue_up_to(self, n, name=None):
+        return self._register(lambda dataset: dataset.batch(n), name or "dequeue_up_to")
+
+    def size(self, name=None):
+        # Nothing is buffered between stages where the user could see it; report empty.
+        return tf.constant(0, tf.int32, name=name or "size")
+
+    def is_closed(self, name=None):
+        return tf.constant(False, name=name or "is_closed")
+
+    def close(self, cancel_pending_enqueues=False, name=None):
+        del cancel_pending_enqueues
+        return tf.no_op(name=name or "close")
+
+    # --- for the shim's stages -------------------------------------------------------------
+    def new_consumer(self) -> Callable[[], tf.data.Dataset]:
+        """A factory of the elements that one more consumer of this queue sees."""
+        index = self._consumers
+        self._consumers += 1
+
+        def consumer_elements():
+            dataset = self._elements()
+            if self._consumers > 1:
+                dataset = dataset.shard(self._consumers, index)
+            return dataset
+
+        return consumer_elements
+
+    def _register(self, transform, name):
+        elements = self.new_consumer()
+        return plan.register(lambda: transform(elements()), name)
