@@ -1,0 +1,295 @@
+"""TF1 batching: `tf.train.{,shuffle_}batch{,_join}` and their `maybe_` forms.
+
+The public functions keep TF1's exact signatures and defaults and all call `_batch_stage`,
+which validates like TF1 (same error types and messages, plus the fix) and compiles the
+batching queue into the tf.data pipeline:
+
+    inputs (lifted from earlier stages)  -> [unbatch if enqueue_many] -> [keep_input filter]
+    -> [shuffle(capacity) for shuffle_*] -> batch / padded_batch (drop remainder unless
+    allow_smaller_final_batch) -> prefetch
+
+`*_join` builds one such input stream per list entry and interleaves them; entries reading
+from one producer queue split its elements between them, as TF1's threads do.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from compat._runtime import plan
+from compat._runtime.graph_mode import require_graph_mode
+
+# Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
+# thread keeps its queue filled.
+_PREFETCH_BATCHES = 1
+
+
+def _as_tensor_list(tensors):
+    if isinstance(tensors, dict):
+        return [tensors[key] for key in sorted(tensors, key=str)]
+    return tensors
+
+
+def _as_tensor_list_list(tensors_list):
+    if not tensors_list:
+        raise ValueError("Expected at least one set of tensors")
+    if isinstance(tensors_list[0], dict):
+        expected_keys = set(tensors_list[0].keys())
+        for tensors in tensors_list[1:]:
+            if set(tensors.keys()) != expected_keys:
+                raise ValueError("All dictionaries in tensors_list must have the same keys")
+    return [_as_tensor_list(tensors) for tensors in tensors_list]
+
+
+def _as_original_type(original_tensors, tensor_list):
+    if isinstance(original_tensors, dict):
+        if len(original_tensors) == 1:
+            tensor_list = [tensor_list]
+        return {key: tensor_list[i]
+                for i, key in enumerate(sorted(original_tensors, key=str))}
+    return tensor_list
+
+
+def _convert(tensor_list, api):
+    if not tensor_list:
+        raise ValueError(f"Expected at least one tensor in {api}().")
+    return [tensor if isinstance(tensor, (tf.SparseTensor, tf.IndexedSlices))
+            else tf.convert_to_tensor(tensor) for tensor in tensor_list]
+
+
+def _validate_keep_input(keep_input, enqueue_many):
+    keep_input = tf.convert_to_tensor(keep_input)
+    if keep_input.shape.ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and keep_input.shape.ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if keep_input.shape.ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    return keep_input
+
+
+def _dtypes(tensor_list_list):
+    all_types = [[tensor.dtype for tensor in tensor_list] for tensor_list in tensor_list_list]
+    for other_types in all_types[1:]:
+        if other_types != all_types[0]:
+            raise TypeError("Expected types to be consistent: %s vs. %s." % (
+                ", ".join(dtype.name for dtype in all_types[0]),
+                ", ".join(dtype.name for dtype in other_types)))
+    return all_types[0]
+
+
+def _element_shape(tensor, enqueue_many):
+    if isinstance(tensor, tf.SparseTensor):
+        return None  # TF1 stores sparse tensors as handles: any shape goes
+    shape = tensor.shape
+    if shape.ndims is None:
+        raise ValueError("Cannot infer Tensor's rank: %s" % tensor)
+    return shape.with_rank_at_least(1)[1:] if enqueue_many else shape
+
+
+def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
+    """Per-component element shapes, merged and checked as TF1's queue constructor does."""
+    inferred = []
+    for i in range(len(tensor_list_list[0])):
+        merged = None
+        for tensor_list in tensor_list_list:
+            shape = _element_shape(tensor_list[i], enqueue_many)
+            if shape is not None:
+                merged = shape if merged is None else merged.merge_with(shape)
+        inferred.append(merged)
+    if shapes is not None:
+        if len(shapes) != len(inferred):
+            raise ValueError(
+                f"shapes has {len(shapes)} entries but there are {len(inferred)} tensors; "
+                "give one shape per tensor (or leave shapes=None to infer them).")
+        for i, (given, actual) in enumerate(zip(shapes, inferred)):
+            if actual is not None and not tf.TensorShape(given).is_compatible_with(actual):
+                raise ValueError(
+                    f"Shapes {actual} and {tf.TensorShape(given)} are incompatible: tensor {i} "
+                    f"does not have the shape given in `shapes` ({given}). Fix `shapes` or "
+                    "the tensor.")
+        inferred = [None if actual is None and not isinstance(given, (list, tuple))
+                    else tf.TensorShape(given) for given, actual in zip(shapes, inferred)]
+    for shape in inferred:
+        if shape is None:
+            continue
+        if dynamic_pad:
+            if shape.ndims is None:
+                raise ValueError(
+                    "Shapes must have known rank with dynamic_pad=True; got %s. Pass "
+                    "`shapes` with a rank for every tensor." % shape)
+        elif not shape.is_fully_defined():
+            raise ValueError(
+                "All shapes must be fully defined: %s. Call set_shape() on the inputs, pass "
+                "`shapes`, or use dynamic_pad=True to pad to the batch maximum."
+                % [str(s) for s in inferred if s is not None])
+    return inferred
+
+
+def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api):
+    """Dataset of single input elements (a tuple per element) for one list of tensors."""
+    keep_per_row = keep_input.shape.ndims == 1
+    dataset = plan.element_dataset((tuple(tensor_list), keep_input), api)
+    if keep_per_row:
+        dataset = dataset.flat_map(
+            lambda values, keep: tf.data.Dataset.from_tensor_slices((values, keep)))
+    if keep_per_row or not _is_constant_true(keep_input):
+        dataset = dataset.filter(lambda values, keep: keep)
+    dataset = dataset.map(lambda values, keep: values)
+    if enqueue_many and not keep_per_row:
+        dataset = dataset.unbatch()
+    if _needs_shape_check(dataset.element_spec, shapes):
+        dataset = dataset.map(lambda *values: tuple(
+            value if shape is None or isinstance(value, tf.SparseTensor)
+            else tf.ensure_shape(value, shape)
+            for value, shape in zip(values, shapes)))
+    return dataset
+
+
+def _is_constant_true(keep_input):
+    value = tf.get_static_value(keep_input)
+    return value is not None and bool(value)
+
+
+def _needs_shape_check(element_spec, shapes):
+    """Whether `shapes` says more than the lifted values' static shapes do."""
+    return any(isinstance(spec, tf.TensorSpec) and shape is not None and spec.shape != shape
+               for spec, shape in zip(element_spec, shapes))
+
+
+def _interleaved(datasets):
+    if len(datasets) == 1:
+        return datasets[0]
+    choice = tf.data.Dataset.range(len(datasets)).repeat()
+    return tf.data.Dataset.choose_from_datasets(datasets, choice, stop_on_empty_dataset=False)
+
+
+def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enqueue_many,
+                 shapes, dynamic_pad, allow_smaller_final_batch, name, default_name,
+                 num_threads=1, shuffle=None):
+    """One batching queue, compiled. `shuffle` is (min_after_dequeue, seed) or None."""
+    require_graph_mode(default_name, ValueError)
+    original = tensors if tensors is not None else tensors_list[0]
+    tensor_list_list = ([_as_tensor_list(tensors)] if tensors is not None
+                        else _as_tensor_list_list(tensors_list))
+    flat_inputs = [t for tensor_list in tensor_list_list for t in tensor_list]
+    with tf.compat.v1.name_scope(name, default_name, flat_inputs + [keep_input]) as scope:
+        if shuffle is not None and capacity <= shuffle[0]:
+            raise ValueError("capacity %d must be bigger than min_after_dequeue %d."
+                             % (capacity, shuffle[0]))
+        tensor_list_list = [_convert(tensor_list, default_name) for tensor_list in tensor_list_list]
+        keep_input = _validate_keep_input(keep_input, enqueue_many)
+        _dtypes(tensor_list_list)
+        element_shapes = _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad)
+        # TF1's RandomShuffleQueue draws its seed here; draw it at the same point.
+        shuffle_seed = plan.op_seeds(shuffle[1]) if shuffle is not None else None
+
+        def batches():
+            dataset = _interleaved([
+                _input_stream(tensor_list, keep_input, enqueue_many, element_shapes, default_name)
+                for tensor_list in tensor_list_list])
+            if shuffle_seed is not None:
+                deterministic = shuffle_seed != (0, 0)
+                dataset = dataset.shuffle(capacity, seed=shuffle_seed[1] if deterministic else None)
+            drop_remainder = not allow_smaller_final_batch
+            if dynamic_pad:
+                padded = tuple(shape if shape is not None else tf.TensorShape(None)
+                               for shape in element_shapes)
+                dataset = dataset.padded_batch(batch_size, padded_shapes=padded,
+                                               drop_remainder=drop_remainder)
+            else:
+                dataset = dataset.batch(batch_size, drop_remainder=drop_remainder,
+                                        num_parallel_calls=None if num_threads <= 1 else num_threads)
+            return dataset.prefetch(_PREFETCH_BATCHES)
+
+        dequeued = list(plan.register(batches, scope))
+    if len(dequeued) == 1:
+        dequeued = dequeued[0]  # a one-component TF1 queue dequeues a bare tensor
+    return _as_original_type(original, dequeued)
+
+
+def batch(tensors, batch_size, num_threads=1, capacity=32,
+          enqueue_many=False, shapes=None, dynamic_pad=False,
+          allow_smaller_final_batch=False, shared_name=None, name=None):
+    del shared_name  # no queue resource to share between sessions
+    return _batch_stage(tensors, None, batch_size, True, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="batch", num_threads=num_threads)
+
+
+def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
+                enqueue_many=False, shapes=None, dynamic_pad=False,
+                allow_smaller_final_batch=False, shared_name=None, name=None):
+    del shared_name
+    return _batch_stage(tensors, None, batch_size, keep_input, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="batch", num_threads=num_threads)
+
+
+def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False,
+               shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
+               shared_name=None, name=None):
+    del shared_name
+    return _batch_stage(None, tensors_list, batch_size, True, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="batch_join")
+
+
+def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32,
+                     enqueue_many=False, shapes=None, dynamic_pad=False,
+                     allow_smaller_final_batch=False, shared_name=None,
+                     name=None):
+    del shared_name
+    return _batch_stage(None, tensors_list, batch_size, keep_input, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="batch_join")
+
+
+def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue,
+                  num_threads=1, seed=None, enqueue_many=False, shapes=None,
+                  allow_smaller_final_batch=False, shared_name=None, name=None):
+    del shared_name
+    return _batch_stage(tensors, None, batch_size, True, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="shuffle_batch", num_threads=num_threads,
+                        shuffle=(min_after_dequeue, seed))
+
+
+def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue,
+                        keep_input, num_threads=1, seed=None,
+                        enqueue_many=False, shapes=None,
+                        allow_smaller_final_batch=False, shared_name=None,
+                        name=None):
+    del shared_name
+    return _batch_stage(tensors, None, batch_size, keep_input, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="shuffle_batch", num_threads=num_threads,
+                        shuffle=(min_after_dequeue, seed))
+
+
+def shuffle_batch_join(tensors_list, batch_size, capacity,
+                       min_after_dequeue, seed=None, enqueue_many=False,
+                       shapes=None, allow_smaller_final_batch=False,
+                       shared_name=None, name=None):
+    del shared_name
+    return _batch_stage(None, tensors_list, batch_size, True, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="shuffle_batch_join", shuffle=(min_after_dequeue, seed))
+
+
+def maybe_shuffle_batch_join(tensors_list, batch_size, capacity,
+                             min_after_dequeue, keep_input, seed=None,
+                             enqueue_many=False, shapes=None,
+                             allow_smaller_final_batch=False, shared_name=None,
+                             name=None):
+    del shared_name
+    return _batch_stage(None, tensors_list, batch_size, keep_input, capacity=capacity,
+                        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
+                        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+                        default_name="shuffle_batch_join", shuffle=(min_after_dequeue, seed))
