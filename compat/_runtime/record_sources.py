@@ -1,0 +1,173 @@
+"""Per-work-unit record sources: what one TF1 reader returns for one file, as tf.data.
+
+A TF1 reader (``TFRecordReader``, ``TextLineReader``, ...) dequeues a work unit (a filename)
+and returns ``(key, value)`` string pairs until the file is exhausted. The shim compiles a
+reader into ``filenames.flat_map(<one of these functions>)``, so each function here turns one
+scalar ``tf.string`` work unit, graph-traced inside ``flat_map``/``interleave``, into a
+``tf.data.Dataset`` of scalar ``(key, value)`` pairs equal byte for byte to TF1's, in order.
+
+Every behaviour below was measured against the real TF1 readers (see
+tests/runtime/test_record_sources.py), not taken from their documentation:
+
+* TFRecordReader keys are ``b"<file>:<byte offset of the record>"`` in the decompressed
+  stream (not a record index): each record takes ``len(value) + 16`` framing bytes.
+* TextLineReader keys are ``b"<file>:<1-based line number>"`` counted from the start of the
+  file, header lines included. It strips ONE trailing ``\\r`` per line (also on an unterminated
+  last line) and keeps any other ``\\r``; an unterminated last line that is empty after that
+  strip is no line. ``TextLineDataset`` drops every ``\\r``, so it is not exact: lines are
+  split from the whole file with vectorised string ops instead.
+* FixedLengthRecordReader keys are ``b"<file>:<record index>"``. Record i starts at
+  ``header + i * (hop_bytes or record_bytes)`` and exists iff it ends at or before
+  ``size - footer``; a short remainder is dropped silently. ``FixedLengthRecordDataset``
+  raises on such a remainder and knows no ``hop_bytes``, so records are cut from the whole
+  (decompressed) file with ``tf.strings.substr`` instead.
+* WholeFileReader's key is the filename; IdentityReader's key and value are the work unit.
+* ReaderReadUpTo never spans work units: a batch ends with its file.
+
+The whole-file readers hold one file in memory at a time, as WholeFileReader does.
+"""
+import tensorflow as tf
+
+# A TFRecord is framed as: uint64 length, uint32 length CRC, data, uint32 data CRC.
+_TFRECORD_FRAMING_BYTES = 16
+
+_ENCODINGS = ("", "ZLIB", "GZIP")
+
+
+def compression_type_of(options):
+    """The compression string ("", "ZLIB", "GZIP") of TFRecordReader's ``options`` argument.
+
+    Accepts what TF1 accepts: None, a string, a ``tf.io.TFRecordOptions`` or a
+    ``TFRecordCompressionType``.
+    """
+    return tf.io.TFRecordOptions.get_compression_type_string(options)
+
+
+def _keys(filename, numbers):
+    return tf.strings.join([filename, ":", tf.strings.as_string(numbers)])
+
+
+def tfrecord_records(filename, compression_type=""):
+    """TFRecordReader on one file: keys are ``file:byte_offset``."""
+    compression_type = compression_type_of(compression_type)
+    values = tf.data.TFRecordDataset(filename, compression_type=compression_type)
+
+    def key_by_offset(offset, value):
+        record_end = offset + _TFRECORD_FRAMING_BYTES + tf.cast(tf.strings.length(value), tf.int64)
+        return record_end, (_keys(filename, offset), value)
+
+    return values.scan(tf.constant(0, tf.int64), key_by_offset)
+
+
+def text_line_records(filename, skip_header_lines=0):
+    """TextLineReader on one file: keys are ``file:line_number`` (1-based, headers counted)."""
+    _require_non_negative(skip_header_lines=skip_header_lines)
+    segments = tf.strings.split(tf.io.read_file(filename), "\n")
+    lines = tf.strings.regex_replace(segments, "\r$", "")
+    # The segment after the last "\n" is a line only if something is left of it.
+    line_count = tf.size(lines, tf.int64) - tf.cast(tf.equal(lines[-1], ""), tf.int64)
+    first = tf.minimum(tf.constant(skip_header_lines, tf.int64), line_count)
+    return _sliced(filename, lines[first:line_count], first)
+
+
+def _sliced(filename, values, first_index):
+    """(file:i+1, values[i]) pairs; TextLineReader numbers lines from 1."""
+    numbers = tf.range(first_index + 1, first_index + 1 + tf.size(values, tf.int64))
+    return tf.data.Dataset.from_tensor_slices((_keys(filename, numbers), values))
+
+
+def fixed_length_records(filename, record_bytes, header_bytes=0, footer_bytes=0,
+                         hop_bytes=0, encoding=""):
+    """FixedLengthRecordReader on one file: keys are ``file:record_index``."""
+    _require_positive(record_bytes=record_bytes)
+    _require_non_negative(header_bytes=header_bytes, footer_bytes=footer_bytes,
+                          hop_bytes=hop_bytes)
+    if encoding not in _ENCODINGS:
+        raise ValueError(f"FixedLengthRecordReader encoding must be one of {_ENCODINGS}, "
+                         f"got {encoding!r}")
+    contents = tf.io.read_file(filename)
+    if encoding:
+        contents = tf.io.decode_compressed(contents, compression_type=encoding)
+    step = hop_bytes or record_bytes
+    body_bytes = tf.cast(tf.strings.length(contents), tf.int64) - header_bytes - footer_bytes
+    # Floor division keeps the count at 0 or below when not even one record fits.
+    count = tf.maximum((body_bytes - record_bytes) // step + 1, 0)
+
+    def cut(index):
+        start = header_bytes + index * step
+        return _keys(filename, index), tf.strings.substr(contents, start, record_bytes)
+
+    # Scalar substr per record: a vector of positions would make Substr broadcast (copy)
+    # the whole contents once per record.
+    return tf.data.Dataset.range(count).map(cut)
+
+
+def whole_file_records(filename):
+    """WholeFileReader on one file: one record, keyed by the filename."""
+    return tf.data.Dataset.from_tensors(filename).map(lambda f: (f, tf.io.read_file(f)))
+
+
+def identity_records(work_unit):
+    """IdentityReader: the work unit is both key and value."""
+    return tf.data.Dataset.from_tensors((work_unit, work_unit))
+
+
+def lmdb_records(filename):
+    """LMDBReader on one database: keys and values are the database's own.
+
+    Current TensorFlow builds have the op but its kernel is removed (TF1's LMDBReader fails
+    with UnimplementedError too), so this raises the same error class, at build time, with
+    what to do instead.
+    """
+    if not _lmdb_kernel_available():
+        raise tf.errors.UnimplementedError(
+            None, None,
+            "LMDBReader: this TensorFlow has no LMDB support (its LMDB kernels were removed; "
+            "tf.compat.v1.LMDBReader fails the same way). Read the database with the `lmdb` "
+            "package and feed it through tf.data.Dataset.from_generator, or convert it once "
+            "to TFRecord files and use TFRecordReader.")
+    spec = (tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.string))
+    variant = tf.raw_ops.LMDBDataset(filenames=tf.reshape(filename, [1]),
+                                     output_types=[tf.string, tf.string],
+                                     output_shapes=[[], []])
+    return tf.data.experimental.from_variant(variant, tf.data.DatasetSpec(spec))
+
+
+_lmdb_probe = []
+
+
+def _lmdb_kernel_available():
+    """Whether the LMDBDataset kernel exists: probed once, in a throwaway graph, on no file."""
+    if not _lmdb_probe:
+        with tf.Graph().as_default():
+            dataset = tf.raw_ops.LMDBDataset(filenames=[""], output_types=[tf.string, tf.string],
+                                             output_shapes=[[], []])
+            # Cardinality builds the dataset (the kernel) without reading the database.
+            cardinality = tf.raw_ops.DatasetCardinality(input_dataset=dataset)
+            with tf.compat.v1.Session() as session:
+                try:
+                    session.run(cardinality)
+                    _lmdb_probe.append(True)
+                except tf.errors.UnimplementedError:
+                    _lmdb_probe.append(False)
+    return _lmdb_probe[0]
+
+
+def records_up_to(records, num_records):
+    """ReaderReadUpTo on one work unit: batches of at most ``num_records``, never spanning files.
+
+    Apply it to the per-file dataset (inside ``flat_map``): TF1 ends a batch with its file.
+    """
+    return records.batch(num_records)
+
+
+def _require_positive(**values):
+    for name, value in values.items():
+        if value <= 0:
+            raise ValueError(f"{name} must be > 0, got {value}")
+
+
+def _require_non_negative(**values):
+    for name, value in values.items():
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
