@@ -1,0 +1,144 @@
+"""TF1 readers (`tf.TFRecordReader`, `tf.TextLineReader`, ...) as pipeline stages.
+
+`reader.read(queue)` is a stage whose elements are `(key, value)` pairs: the queue's work
+units (filenames), each expanded by the matching `record_sources` function, which gives
+TF1's exact keys, values and errors. Constructors keep TF1's signatures and defaults.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from compat._runtime import plan, record_sources
+
+
+def _work_units(queue, api):
+    new_consumer = getattr(queue, "new_consumer", None)
+    if new_consumer is None:
+        raise TypeError(
+            f"{api}: `queue` must be a queue built with compat.v1 (a producer such as "
+            f"tf.train.string_input_producer, or a compat.v1 queue); got {queue!r}. Build the "
+            "filename queue with `import compat.v1 as tf` too.")
+    return new_consumer()
+
+
+class ReaderBase:
+    """Base of the shim's readers; a subclass says how one work unit becomes records."""
+
+    def __init__(self, reader_ref=None, supports_serialize=False):
+        self._reader_ref = reader_ref
+        self._supports_serialize = supports_serialize
+        self._name = type(self).__name__
+
+    def _records(self, work_unit) -> tf.data.Dataset:
+        raise NotImplementedError(
+            f"{type(self).__name__} must define _records(work_unit) returning a tf.data "
+            "Dataset of (key, value) scalar string pairs")
+
+    @property
+    def reader_ref(self):
+        return self._reader_ref
+
+    @property
+    def supports_serialize(self):
+        return self._supports_serialize
+
+    def read(self, queue, name=None):
+        work_units = _work_units(queue, f"{self._name}.read")
+        key, value = plan.register(lambda: work_units().flat_map(self._records),
+                                   name or "ReaderReadV2")
+        return key, value
+
+    def read_up_to(self, queue, num_records, name=None):
+        work_units = _work_units(queue, f"{self._name}.read_up_to")
+
+        def records_up_to():
+            return work_units().flat_map(
+                lambda unit: record_sources.records_up_to(self._records(unit), num_records))
+
+        keys, values = plan.register(records_up_to, name or "ReaderReadUpToV2")
+        return keys, values
+
+    def num_records_produced(self, name=None):
+        return self._unsupported_state("num_records_produced", name)
+
+    def num_work_units_completed(self, name=None):
+        return self._unsupported_state("num_work_units_completed", name)
+
+    def reset(self, name=None):
+        # Each Session already starts every stage afresh; within one there is no reader
+        # state left to reset.
+        return tf.no_op(name=name or "ReaderResetV2")
+
+    def serialize_state(self, name=None):
+        return self._unsupported_state("serialize_state", name)
+
+    def restore_state(self, state, name=None):
+        del state
+        return self._unsupported_state("restore_state", name)
+
+    def _unsupported_state(self, method, name):
+        raise NotImplementedError(
+            f"{self._name}.{method}: compat.v1 readers run inside one tf.data pipeline and "
+            "keep no per-reader state to query. Count records downstream (e.g. sum the batch "
+            "sizes you fetch), or keep this reader on tensorflow.compat.v1.")
+
+
+class TFRecordReader(ReaderBase):
+    def __init__(self, name=None, options=None):
+        super().__init__()
+        self._compression_type = record_sources.compression_type_of(options)
+        self._name = name or "TFRecordReader"
+
+    def _records(self, work_unit):
+        return record_sources.tfrecord_records(work_unit, self._compression_type)
+
+
+class TextLineReader(ReaderBase):
+    def __init__(self, skip_header_lines=None, name=None):
+        super().__init__()
+        self._skip_header_lines = skip_header_lines or 0
+        self._name = name or "TextLineReader"
+
+    def _records(self, work_unit):
+        return record_sources.text_line_records(work_unit, self._skip_header_lines)
+
+
+class FixedLengthRecordReader(ReaderBase):
+    def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
+                 name=None, encoding=None):
+        super().__init__()
+        self._layout = dict(record_bytes=record_bytes, header_bytes=header_bytes or 0,
+                            footer_bytes=footer_bytes or 0, hop_bytes=hop_bytes or 0,
+                            encoding=encoding or "")
+        self._name = name or "FixedLengthRecordReader"
+
+    def _records(self, work_unit):
+        return record_sources.fixed_length_records(work_unit, **self._layout)
+
+
+class WholeFileReader(ReaderBase):
+    def __init__(self, name=None):
+        super().__init__()
+        self._name = name or "WholeFileReader"
+
+    def _records(self, work_unit):
+        return record_sources.whole_file_records(work_unit)
+
+
+class IdentityReader(ReaderBase):
+    def __init__(self, name=None):
+        super().__init__()
+        self._name = name or "IdentityReader"
+
+    def _records(self, work_unit):
+        return record_sources.identity_records(work_unit)
+
+
+class LMDBReader(ReaderBase):
+    def __init__(self, name=None, options=None):
+        del options  # TF1 ignores it too
+        super().__init__()
+        self._name = name or "LMDBReader"
+
+    def _records(self, work_unit):
+        return record_sources.lmdb_records(work_unit)
