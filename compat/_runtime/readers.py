@@ -24,7 +24,7 @@ def _work_units(queue, api):
 class ReaderBase:
     """Base of the shim's readers; a subclass says how one work unit becomes records."""
 
-    def __init__(self, reader_ref=None, supports_serialize=False):
+    def __init__(self, reader_ref, supports_serialize=False):
         self._reader_ref = reader_ref
         self._supports_serialize = supports_serialize
         self._name = type(self).__name__
@@ -85,7 +85,7 @@ class ReaderBase:
 
 class TFRecordReader(ReaderBase):
     def __init__(self, name=None, options=None):
-        super().__init__()
+        super().__init__(None)
         self._compression_type = record_sources.compression_type_of(options)
         self._name = name or "TFRecordReader"
 
@@ -95,7 +95,7 @@ class TFRecordReader(ReaderBase):
 
 class TextLineReader(ReaderBase):
     def __init__(self, skip_header_lines=None, name=None):
-        super().__init__()
+        super().__init__(None)
         self._skip_header_lines = skip_header_lines or 0
         self._name = name or "TextLineReader"
 
@@ -106,7 +106,7 @@ class TextLineReader(ReaderBase):
 class FixedLengthRecordReader(ReaderBase):
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
                  name=None, encoding=None):
-        super().__init__()
+        super().__init__(None)
         self._layout = dict(record_bytes=record_bytes, header_bytes=header_bytes or 0,
                             footer_bytes=footer_bytes or 0, hop_bytes=hop_bytes or 0,
                             encoding=encoding or "")
@@ -118,7 +118,7 @@ class FixedLengthRecordReader(ReaderBase):
 
 class WholeFileReader(ReaderBase):
     def __init__(self, name=None):
-        super().__init__()
+        super().__init__(None)
         self._name = name or "WholeFileReader"
 
     def _records(self, work_unit):
@@ -127,7 +127,7 @@ class WholeFileReader(ReaderBase):
 
 class IdentityReader(ReaderBase):
     def __init__(self, name=None):
-        super().__init__()
+        super().__init__(None)
         self._name = name or "IdentityReader"
 
     def _records(self, work_unit):
@@ -137,7 +137,7 @@ class IdentityReader(ReaderBase):
 class LMDBReader(ReaderBase):
     def __init__(self, name=None, options=None):
         del options  # TF1 ignores it too
-        super().__init__()
+        super().__init__(None)
         self._name = name or "LMDBReader"
 
     def _records(self, work_unit):

@@ -1,0 +1,138 @@
+"""Bad inputs get TF1's error type, at the same moment (graph build or first run), with a
+message that names the argument. The type is asked of TF1, never written down here."""
+import pytest
+
+from conftest import build_error, run_stream
+
+pytestmark = pytest.mark.needs_tf
+
+
+def _range_element(tf, n=10):
+    return tf.train.range_input_producer(n, num_epochs=1, shuffle=False).dequeue()
+
+
+def shuffle_capacity_too_small(tf):
+    return tf.train.shuffle_batch([_range_element(tf)], batch_size=2, capacity=5,
+                                  min_after_dequeue=5)
+
+
+def shape_not_fully_defined(tf):
+    x = _range_element(tf)
+    return tf.train.batch([tf.fill([x], 1.0)], batch_size=2)
+
+
+def join_dtypes_mismatch(tf):
+    x = _range_element(tf)
+    return tf.train.batch_join([[x], [tf.cast(x, tf.float32)]], batch_size=2)
+
+
+def keep_input_vector_without_enqueue_many(tf):
+    x = _range_element(tf)
+    return tf.train.maybe_batch([x], keep_input=[True, False], batch_size=2)
+
+
+def keep_input_matrix(tf):
+    x = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue_many(2)
+    return tf.train.maybe_batch([x], keep_input=[[True, False]], batch_size=2, enqueue_many=True)
+
+
+def empty_filename_list(tf):
+    return tf.train.string_input_producer([]).dequeue()
+
+
+def zero_epochs(tf):
+    return tf.train.string_input_producer(["a"], num_epochs=0).dequeue()
+
+
+def element_shape_unknown(tf):
+    return tf.train.input_producer(tf.placeholder_with_default([[1, 2]], [None, None])).dequeue()
+
+
+def no_tensors(tf):
+    return tf.train.batch([], batch_size=2)
+
+
+def join_dict_keys_differ(tf):
+    x = _range_element(tf)
+    return tf.train.batch_join([{"a": x}, {"b": x}], batch_size=2)
+
+
+def limit_epochs_zero(tf):
+    return tf.train.limit_epochs(tf.constant(1), num_epochs=0)
+
+
+BUILD_ERRORS = [
+    (shuffle_capacity_too_small, "min_after_dequeue"),
+    (shape_not_fully_defined, "shapes"),
+    (join_dtypes_mismatch, "types"),
+    (keep_input_vector_without_enqueue_many, "keep_input"),
+    (keep_input_matrix, "keep_input"),
+    (empty_filename_list, "non-null"),
+    (zero_epochs, "num_epochs"),
+    (element_shape_unknown, "element_shape"),
+    (no_tensors, "tensor"),
+    (join_dict_keys_differ, "keys"),
+    (limit_epochs_zero, "num_epochs"),
+]
+
+
+@pytest.mark.parametrize("build,named", BUILD_ERRORS, ids=[b.__name__ for b, _ in BUILD_ERRORS])
+def test_build_error_matches_tf1(build, named, legacy, shim):
+    expected = build_error(legacy, build)
+    actual = build_error(shim, build)
+    assert expected is not None, "TF1 accepts this pipeline; the case is wrong"
+    assert type(actual) is type(expected), (expected, actual)
+    assert named in str(actual)
+
+
+def _reader_pipeline(path, reader="tfrecord"):
+    def build(tf):
+        queue = tf.train.string_input_producer([str(path)], num_epochs=1, shuffle=False)
+        reader_object = tf.TFRecordReader() if reader == "tfrecord" else tf.TextLineReader()
+        _, value = reader_object.read(queue)
+        return tf.train.batch([value], batch_size=1)
+    return build
+
+
+def _run_error(tf, build):
+    try:
+        run_stream(tf, build)
+    except Exception as error:  # noqa: BLE001 - the type is what the test compares
+        return error
+    return None
+
+
+@pytest.mark.parametrize("reader", ["tfrecord", "text"])
+def test_missing_file_fails_at_first_read_with_not_found(tmp_path, reader, legacy, shim):
+    build = _reader_pipeline(tmp_path / "missing.tfrecord", reader)
+    assert build_error(shim, build) is None  # not while building the graph, like TF1
+    expected, actual = _run_error(legacy, build), _run_error(shim, build)
+    assert isinstance(expected, legacy.errors.NotFoundError), expected
+    assert type(actual) is type(expected)
+    assert "missing.tfrecord" in str(actual)
+
+
+def test_corrupt_tfrecord_fails_with_data_loss(tmp_path, legacy, shim):
+    import tensorflow as tf
+    path = tmp_path / "corrupt.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for i in range(3):
+            writer.write(b"record %d" % i)
+    data = bytearray(path.read_bytes())
+    data[20] ^= 0xFF  # inside the first record's payload: its CRC no longer matches
+    path.write_bytes(bytes(data))
+    build = _reader_pipeline(path)
+    expected, actual = _run_error(legacy, build), _run_error(shim, build)
+    assert isinstance(expected, legacy.errors.DataLossError), expected
+    assert type(actual) is type(expected)
+
+
+def test_eager_mode_raises_tf1s_error_types(legacy, shim):
+    """Outside graph mode TF1's producers raise RuntimeError and its batching ValueError."""
+    import tensorflow as tf
+    assert tf.executing_eagerly()
+    for tf1 in (legacy, shim):
+        with pytest.raises(RuntimeError, match="eager"):
+            tf1.train.string_input_producer(["a"])
+        with pytest.raises(ValueError, match="eager"):
+            tf1.train.batch([tf.constant(1)], batch_size=2)
