@@ -1,0 +1,333 @@
+"""``compare``: run both sides, pick the levels, collect a Report."""
+from __future__ import annotations
+
+import math
+import types
+
+from compat._harness import levels as L
+from compat._harness.report import (LevelResult, Report, SideSummary, level_result, skipped,
+                                    Finding)
+from compat._harness.runner import (PipelineFacts, SideRun, legacy_module, run_side,
+                                    shim_module)
+from compat._harness.streams import Stream
+
+LEVELS = ("exact", "epochs", "window", "stats")
+DEFAULT_MAX_BATCHES = 1000
+
+
+def parse_mode(mode) -> tuple:
+    """"auto", one level, "epochs+window", or a sequence of level names."""
+    if isinstance(mode, str):
+        parts = [p.strip() for p in mode.replace(",", "+").split("+") if p.strip()]
+    else:
+        parts = list(mode)
+    if parts == ["auto"]:
+        return ("auto",)
+    unknown = [p for p in parts if p not in LEVELS]
+    if unknown or not parts:
+        raise ValueError(f"mode {mode!r}: use 'auto' or levels from {LEVELS} joined by '+'")
+    return tuple(parts)
+
+
+def choose_levels(facts: PipelineFacts, have_source: bool) -> tuple:
+    """The strongest levels TF1 guarantees for the legacy pipeline, and why."""
+    if facts.deterministic:
+        return ("exact",), ("single-threaded pipeline without a shuffle queue or unseeded "
+                            "shuffle: TF1 output is deterministic")
+    why = []
+    if facts.shuffle_queues:
+        why.append("shuffle queue " + ", ".join(f"{q.name} (capacity {q.capacity})"
+                                                 for q in facts.shuffle_queues))
+    if facts.max_enqueue_threads > 1:
+        why.append(f"{facts.max_enqueue_threads} enqueue threads")
+    if facts.joins:
+        why.append("*_join readers")
+    if facts.unseeded_shuffles:
+        why.append(f"unseeded shuffle ({facts.unseeded_shuffles[0]})")
+    chosen = ("epochs", "window")
+    if facts.shuffle_queues and have_source:
+        chosen += ("stats",)
+    return chosen, "TF1 order is timing- or seed-dependent: " + "; ".join(why)
+
+
+def _no_shuffle_module(tf):
+    """``tf`` with shuffle_batch* replaced by single-threaded batch*: the input order."""
+    train = tf.train
+
+    def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue=0, num_threads=1,
+                      seed=None, enqueue_many=False, shapes=None,
+                      allow_smaller_final_batch=False, shared_name=None, name=None):
+        return train.batch(tensors, batch_size, num_threads=1, capacity=capacity,
+                           enqueue_many=enqueue_many, shapes=shapes,
+                           allow_smaller_final_batch=True, shared_name=shared_name, name=name)
+
+    def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
+                            num_threads=1, seed=None, enqueue_many=False, shapes=None,
+                            allow_smaller_final_batch=False, shared_name=None, name=None):
+        return train.maybe_batch(tensors, keep_input, batch_size, num_threads=1,
+                                 capacity=capacity, enqueue_many=enqueue_many, shapes=shapes,
+                                 allow_smaller_final_batch=True, shared_name=shared_name,
+                                 name=name)
+
+    def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
+              dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None):
+        return train.batch(tensors, batch_size, num_threads=1, capacity=capacity,
+                           enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+                           allow_smaller_final_batch=True, shared_name=shared_name, name=name)
+
+    def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
+                    enqueue_many=False, shapes=None, dynamic_pad=False,
+                    allow_smaller_final_batch=False, shared_name=None, name=None):
+        return train.maybe_batch(tensors, keep_input, batch_size, num_threads=1,
+                                 capacity=capacity, enqueue_many=enqueue_many, shapes=shapes,
+                                 dynamic_pad=dynamic_pad, allow_smaller_final_batch=True,
+                                 shared_name=shared_name, name=name)
+
+    train_proxy = _Proxy(train, shuffle_batch=shuffle_batch, batch=batch,
+                         maybe_shuffle_batch=maybe_shuffle_batch, maybe_batch=maybe_batch)
+    return _Proxy(tf, train=train_proxy, __name__="tensorflow.compat.v1")
+
+
+class _Proxy(types.ModuleType):
+    def __init__(self, base, **overrides):
+        super().__init__(overrides.pop("__name__", getattr(base, "__name__", "proxy")))
+        self.__dict__["_base"] = base
+        self.__dict__.update(overrides)
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_base"], name)
+
+
+def _summary(run: SideRun) -> SideSummary:
+    stream = run.stream
+    try:
+        count = len(stream.elements())
+    except Exception:  # noqa: BLE001 - ragged data: still summarise the side
+        count = sum(stream.batch_sizes())
+    return SideSummary(run.origin or stream.origin, len(stream.batches), count, stream.ended,
+                       stream.error, run.seconds, run.facts.to_json())
+
+
+def _side_from(value, build, *, max_batches, graph_seed, timeout, role):
+    """Turn the legacy=/candidate= argument into a SideRun."""
+    from compat._harness.golden import Golden
+    if isinstance(value, SideRun):
+        return value
+    if isinstance(value, Golden):
+        return value.side_run()
+    if isinstance(value, Stream):
+        return SideRun(value, origin=value.origin or role)
+    if isinstance(value, types.ModuleType):
+        return run_side(build, value, max_batches=max_batches, graph_seed=graph_seed,
+                        timeout=timeout, origin=getattr(value, "__name__", role))
+    if isinstance(value, (list, tuple)):
+        stream = L.as_stream(value, origin=role)
+        return SideRun(stream, origin=role)
+    if callable(value):
+        return run_side(value, None, max_batches=max_batches, graph_seed=graph_seed,
+                        timeout=timeout, origin=f"{role} {_describe(value)}")
+    raise TypeError(f"{role}: expected None, a tf module, a callable, a Stream or a Golden, "
+                    f"got {type(value).__name__}")
+
+
+def _describe(fn) -> str:
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAULT_MAX_BATCHES,
+            *, legacy=None, graph_seed: int | None = None, rtol: float = 0.0,
+            atol: float = 0.0, epoch_size: int | None = None, source=None,
+            source_index: str | None = None, capacity: int | None = None, slack: int | None = None,
+            alpha: float = 0.001, min_effect: float = 0.15, stats_direction: str | None = None,
+            timeout: float = 120.0) -> Report:
+    """Run ``build`` under legacy TF1 queues and under the candidate; compare the streams.
+
+    build:      the legacy pipeline function: ``build(tf)`` or one using a module-level ``tf``.
+                It returns what to fetch (tensor, list, tuple, dict, SparseTensor).
+    candidate:  None -> the same ``build`` under ``compat.v1`` (the shim);
+                a module -> the same ``build`` under that module (``tensorflow.compat.v1`` gives
+                a legacy-vs-legacy run); a callable -> called as is (with ``tensorflow.compat.v1``
+                if it takes an argument) in a fresh graph, returning a ``tf.data.Dataset`` or
+                fetches; a Stream/Golden -> used as recorded.
+    mode:       "auto", a level ("exact", "epochs", "window", "stats") or levels joined by "+".
+    max_batches: stop each side after this many batches (None: until OutOfRangeError).
+    legacy:     None -> real ``tensorflow.compat.v1``; a Golden from ``replay`` (checked against
+                ``build``, ``graph_seed`` and ``max_batches``); a module; a Stream.
+    graph_seed: ``tf.set_random_seed`` for both graphs (None: unseeded, TF1's default).
+    rtol, atol: float tolerance of ``exact``.
+    epoch_size: elements per epoch for ``epochs`` (default: detected when TF1 keeps epochs apart).
+    source / source_index: the input order for ``window``/``stats`` (see ``levels.source_positions``);
+                source may also be a ``build(tf)`` function whose stream is the input order.
+                Default: re-run ``build`` with ``shuffle_batch`` -> single-threaded ``batch``,
+                when the producers are deterministic (unshuffled or seeded).
+    capacity, slack: override the window bound read from the legacy graph.
+    alpha, min_effect, stats_direction: significance, effect floor and direction of ``stats``
+                (direction default: "less" in auto mode, "two-sided" when stats is requested).
+    timeout:    seconds per side before a blocked pipeline is cut off.
+    """
+    requested = parse_mode(mode)
+    notes = []
+    legacy_run = _side_from(legacy, build, max_batches=max_batches, graph_seed=graph_seed,
+                            timeout=timeout, role="legacy") if legacy is not None else \
+        run_side(build, legacy_module(), max_batches=max_batches, graph_seed=graph_seed,
+                 timeout=timeout, origin="tensorflow.compat.v1")
+    from compat._harness.golden import Golden
+    if isinstance(legacy, Golden):
+        legacy.check(build=build, graph_seed=graph_seed, max_batches=max_batches)
+        notes.append(f"legacy side replayed from golden file recorded with TensorFlow "
+                     f"{legacy.metadata.get('tf_version')}")
+    candidate_run = _side_from(candidate if candidate is not None else shim_module(), build,
+                               max_batches=max_batches, graph_seed=graph_seed, timeout=timeout,
+                               role="candidate")
+    facts = legacy_run.facts
+    streams = {"legacy": legacy_run.stream, "candidate": candidate_run.stream}
+    legacy_stream, candidate_stream = legacy_run.stream, candidate_run.stream
+    # Both sides split batches into elements the same way: the legacy graph decides.
+    if candidate_stream.batched != legacy_stream.batched or \
+            candidate_stream.unpad != legacy_stream.unpad:
+        candidate_stream = candidate_stream.with_options(batched=legacy_stream.batched,
+                                                         unpad=legacy_stream.unpad)
+    if legacy_stream.error or candidate_stream.error:
+        result = _errors_result(legacy_stream, candidate_stream)
+        return Report(result.passed, str(mode), ("run",), "a side raised an error", (result,),
+                      _summary(legacy_run), _summary(candidate_run), tuple(notes), streams)
+    if facts.unseeded_random_ops:
+        notes.append("the pipeline has unseeded random ops (" + ", ".join(
+            facts.unseeded_random_ops[:3]) + "); their values differ between runs: set "
+            "graph_seed or op seeds")
+
+    source_stream, source_note = None, None
+    needs_source = requested == ("auto",) or {"window", "stats"} & set(requested)
+    if needs_source and source_index is None:
+        source_stream, source_note = _resolve_source(source, build, facts, legacy_run,
+                                                     graph_seed, timeout, legacy)
+        if source_note:
+            notes.append(source_note)
+    have_source = source_index is not None or source_stream is not None
+
+    if requested == ("auto",):
+        chosen, reason = choose_levels(facts, have_source)
+    else:
+        chosen, reason = requested, "levels requested by the caller"
+
+    window_capacity = facts.window_capacity if capacity is None else capacity
+    window_slack = facts.window_slack if slack is None else slack
+    results = []
+    for level in chosen:
+        if level == "exact":
+            results.append(L.exact(legacy_stream, candidate_stream, rtol=rtol, atol=atol))
+        elif level == "epochs":
+            results.append(_run_epochs(legacy_stream, candidate_stream, facts, epoch_size, notes))
+        elif level == "window":
+            results.append(_run_window(legacy_stream, candidate_stream, window_capacity,
+                                       window_slack, source_stream, source_index))
+        elif level == "stats":
+            if source_stream is None and source_index is None:
+                results.append(skipped("stats", "no input order known (see the window level)"))
+            else:
+                results.append(L.stats(legacy_stream, candidate_stream, source=source_stream,
+                                       source_index=source_index, alpha=alpha,
+                                       min_effect=min_effect,
+                                       direction=stats_direction or (
+                                           "less" if requested == ("auto",) else "two-sided")))
+    if any(r.level == "window" and r.skipped for r in results) and "stats" in chosen:
+        results = [skipped("stats", "no usable input order (see the window level)")
+                   if r.level == "stats" else r for r in results]
+    if legacy_stream.truncated:
+        notes.append(f"both sides were cut at max_batches={max_batches}")
+    if not legacy_stream.batches:
+        notes.append("the legacy side produced no batches: nothing was really compared")
+    equivalent = all(r.passed for r in results)
+    return Report(equivalent, str(mode), tuple(chosen), reason, tuple(results),
+                  _summary(legacy_run), _summary(candidate_run), tuple(notes), streams)
+
+
+def _errors_result(legacy: Stream, candidate: Stream) -> LevelResult:
+    """Both sides failing the same way is equivalence too (e.g. a ValueError on bad args)."""
+    if legacy.error and candidate.error:
+        same = legacy.error.split(":")[0] == candidate.error.split(":")[0]
+        finding = [] if same else [Finding("error", "the sides raised different errors",
+                                           legacy=legacy.error, candidate=candidate.error)]
+        return level_result("run", finding, f"both sides raised {legacy.error.split(':')[0]}")
+    if candidate.error:
+        return level_result("run", [Finding("error", f"the candidate raised {candidate.error}",
+                                            batch=len(candidate.batches),
+                                            candidate=candidate.error)], "")
+    return level_result("run", [Finding("error", f"the legacy side raised {legacy.error}, the "
+                                        "candidate did not", batch=len(legacy.batches),
+                                        legacy=legacy.error)], "")
+
+
+def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, notes):
+    check_counts = True
+    if epoch_size is None and facts.epochs_separable:
+        epoch_size = L.detect_epoch_size(legacy_stream)
+    if legacy_stream.truncated and not epoch_size:
+        # Cut inside a mixing run, each side's prefix is a different random subset.
+        check_counts = facts.deterministic
+    result = L.epochs(legacy_stream, candidate_stream, epoch_size=epoch_size,
+                      check_counts=check_counts)
+    if epoch_size and legacy_stream.truncated:
+        # The last epoch was cut: which of its elements came is random; only full epochs count.
+        full = len(legacy_stream.elements()) // epoch_size * epoch_size
+        result = _trim_partial_epoch(legacy_stream, candidate_stream, epoch_size, full, result)
+    return result
+
+
+def _trim_partial_epoch(legacy_stream, candidate_stream, epoch_size, full, result):
+    findings = [f for f in result.findings
+                if not (f.kind in ("missing", "extra", "duplicated", "moved", "misaligned")
+                        and f.message.startswith(f"epoch {full // epoch_size}:"))]
+    if len(findings) == len(result.findings):
+        return result
+    return level_result("epochs", findings, result.summary + " (last, cut epoch not compared)",
+                        metrics=result.metrics)
+
+
+def _run_window(legacy_stream, candidate_stream, capacity, slack, source_stream, source_index):
+    if source_stream is None and source_index is None:
+        return skipped("window", "input order unknown: pass source= or source_index=, or seed "
+                       "the producers (graph_seed=) so the input order can be re-run")
+    sanity = L.window(legacy_stream, capacity, source=source_stream, source_index=source_index,
+                      slack=slack)
+    if not sanity.passed:
+        return skipped("window", "the input order does not explain the legacy stream itself "
+                       f"({sanity.findings[0].message}); not checked")
+    return L.window(candidate_stream, capacity, source=source_stream, source_index=source_index,
+                    slack=slack)
+
+
+def _resolve_source(source, build, facts, legacy_run, graph_seed, timeout, legacy):
+    """The input order: given, or the legacy build re-run without shuffle queues."""
+    if source is not None:
+        if isinstance(source, Stream) or isinstance(source, (list, tuple)):
+            return L.as_stream(source, batched=legacy_run.stream.batched), None
+        run = run_side(source, legacy_module(), max_batches=None, graph_seed=graph_seed,
+                       timeout=timeout, origin="source")
+        if run.stream.error:
+            return None, f"source order run failed: {run.stream.error}"
+        return run.stream, None
+    if not (facts.shuffle_queues or facts.max_enqueue_threads > 1):
+        return None, None
+    if facts.joins:
+        return None, "input order unknown: *_join readers interleave nondeterministically"
+    if facts.unseeded_shuffles and graph_seed is None:
+        return None, ("input order unknown: producers shuffle without a seed; window/stats "
+                      "need graph_seed=, seeded producers, source= or source_index=")
+    if legacy is not None and not isinstance(legacy, types.ModuleType):
+        return None, "input order unknown for a recorded legacy side: pass source_index="
+    stream = legacy_run.stream
+    batches = None
+    if stream.truncated:
+        per_batch = max(1, max(stream.batch_sizes() or [1]))
+        extra = facts.window_capacity + facts.window_slack
+        batches = len(stream.batches) + math.ceil(extra / per_batch) + 2
+    run = run_side(build, _no_shuffle_module(legacy_module()), max_batches=batches,
+                   graph_seed=graph_seed, timeout=timeout, origin="source order")
+    usable = (not run.stream.error and not run.facts.shuffle_queues
+              and run.facts.max_enqueue_threads <= 1 and not run.facts.joins)
+    if not usable:
+        return None, "input order unknown: the pipeline could not be re-run without shuffling" + (
+            f" ({run.stream.error})" if run.stream.error else "")
+    return run.stream.with_options(batched=stream.batched, unpad=stream.unpad), \
+        "input order taken from the legacy pipeline re-run with shuffle_batch -> batch"

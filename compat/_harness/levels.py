@@ -1,0 +1,397 @@
+"""Comparison levels. Each takes streams and returns a ``LevelResult``; none needs TensorFlow.
+
+exact   same batches in the same order, bit for bit (optional float tolerance)
+epochs  same number and sizes of batches; same multiset of elements per epoch (when epochs are
+        separable) or per run; components of an element stay together
+window  every output element j comes from the first j + capacity inputs (the TF1 shuffle-queue
+        bound), given the input (source) order
+stats   the distribution of displacements (output position - input position) is the same on
+        both sides: two-sample Kolmogorov-Smirnov test at significance ``alpha``
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter, defaultdict, deque
+
+import numpy as np
+
+from compat._harness.report import Finding, LevelResult, level_result, skipped
+from compat._harness.streams import (SparseValue, Stream, as_stream, element_counter, leaves,
+                                     render, structure)
+
+# ----------------------------------------------------------------------------- exact
+
+
+def exact(legacy, candidate, *, rtol: float = 0.0, atol: float = 0.0) -> LevelResult:
+    """Same batches, in order, with the same structure, dtypes, shapes and values.
+
+    With ``rtol``/``atol`` left at 0, floats must be bit-identical (NaN equals NaN);
+    otherwise ``numpy.isclose`` semantics apply to float components.
+    """
+    legacy, candidate = as_stream(legacy), as_stream(candidate)
+    findings = []
+    n_legacy, n_candidate = len(legacy.batches), len(candidate.batches)
+    for index in range(min(n_legacy, n_candidate)):
+        findings.extend(_compare_batches(index, legacy.batches[index], candidate.batches[index],
+                                         rtol, atol))
+    if n_legacy != n_candidate:  # after the compared prefix, so it sorts last
+        findings.append(Finding(
+            "batch_count", f"legacy produced {n_legacy} batch(es), candidate {n_candidate}",
+            batch=min(n_legacy, n_candidate)))
+    differing = sorted({f.batch for f in findings if f.kind != "batch_count"})
+    fail = None
+    if findings:
+        first = findings[0]
+        fail = (f"first difference in batch {first.batch}"
+                + (f" at {first.path}" if first.path else "") + f": {first.message}"
+                + (f" ({len(differing)} differing batch(es))" if differing else ""))
+    return level_result("exact", findings,
+                        f"{n_legacy} batch(es) identical"
+                        + (f" within rtol={rtol}, atol={atol}" if rtol or atol else ""),
+                        fail, metrics={"batches": n_legacy, "differing_batches": len(differing)})
+
+
+def _compare_batches(index, left, right, rtol, atol):
+    if structure(left) != structure(right):
+        return [Finding("structure", "different nesting of the fetched value", batch=index,
+                        legacy=render(structure(left), 120),
+                        candidate=render(structure(right), 120))]
+    out = []
+    for (path, a), (_, b) in zip(leaves(left), leaves(right)):
+        problem = _leaf_difference(a, b, rtol, atol)
+        if problem is not None:
+            kind, message = problem
+            out.append(Finding(kind, message, batch=index, path=path, legacy=render(a),
+                               candidate=render(b)))
+    return out
+
+
+def _leaf_difference(a, b, rtol, atol):
+    if isinstance(a, SparseValue) or isinstance(b, SparseValue):
+        if not (isinstance(a, SparseValue) and isinstance(b, SparseValue)):
+            return "structure", "one side is sparse, the other dense"
+        for part in ("dense_shape", "indices", "values"):
+            problem = _leaf_difference(getattr(a, part), getattr(b, part), rtol, atol)
+            if problem is not None:
+                return problem[0], f"sparse {part}: {problem[1]}"
+        return None
+    if a.dtype != b.dtype and not (a.dtype == object and b.dtype == object):
+        return "dtype", f"dtype {a.dtype} vs {b.dtype}"
+    if a.shape != b.shape:
+        return "shape", f"shape {a.shape} vs {b.shape}"
+    if a.dtype == object:
+        equal = np.array([x == y for x, y in zip(a.reshape(-1), b.reshape(-1))], dtype=bool)
+    elif a.dtype.kind in "fc" and (rtol or atol):
+        equal = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True).reshape(-1)
+    elif a.dtype.kind in "fc":
+        equal = (a.view(np.uint8).reshape(a.size, -1) == b.view(np.uint8).reshape(b.size, -1)) \
+            .all(axis=1) if a.size else np.ones(0, bool)
+    else:
+        equal = (a == b).reshape(-1)
+    if equal.all():
+        return None
+    wrong = np.flatnonzero(~equal)
+    first = np.unravel_index(wrong[0], a.shape) if a.ndim else ()
+    at = tuple(int(i) for i in first)
+    return "value", (f"{len(wrong)} of {a.size} value(s) differ; first at index {at}: "
+                     f"{render(a[at] if a.ndim else a, 40)} vs {render(b[at] if b.ndim else b, 40)}")
+
+
+# ----------------------------------------------------------------------------- epochs
+
+
+def detect_epoch_size(stream) -> int | None:
+    """Smallest period p such that every full chunk of p elements has the same multiset.
+
+    Used when TF1 keeps epochs separate (no shuffle queue, one enqueue thread), so that elements
+    can be compared per epoch even when the producer shuffles within each epoch. Requires at
+    least two full chunks; None when no period exists (then compare per run). Multisets are
+    compared through sums of per-key random hashes, which makes the search O(n log n).
+    """
+    stream = as_stream(stream)
+    elements = stream.elements()
+    n = len(elements)
+    if n < 2:
+        return None
+    weights = {}
+    values = np.empty(n, dtype=np.uint64)
+    for i, element in enumerate(elements):
+        w = weights.get(element.keys)
+        if w is None:
+            digest = hashlib.blake2b(b"".join(element.keys), digest_size=8).digest()
+            w = weights[element.keys] = np.uint64(int.from_bytes(digest, "little"))
+        values[i] = w
+    prefix = np.zeros(n + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        np.cumsum(values, out=prefix[1:])
+        for p in range(1, n // 2 + 1):
+            ends = np.arange(p, (n // p) * p + 1, p)
+            sums = prefix[ends] - prefix[ends - p]
+            if np.all(sums == sums[0]):
+                chunks = [Counter(e.keys for e in elements[k:k + p]) for k in range(0, 2 * p, p)]
+                if chunks[0] == chunks[1]:
+                    return p
+    return None
+
+
+def epochs(legacy, candidate, *, epoch_size: int | None = None,
+           check_counts: bool = True) -> LevelResult:
+    """Same number and sizes of batches; same elements per epoch (or per run).
+
+    epoch_size:  elements per epoch when TF1 keeps epochs apart (see ``detect_epoch_size``);
+                 None compares the whole run as one multiset.
+    check_counts: compare the multisets. ``compare`` turns this off for runs cut at
+                 ``max_batches`` whose epochs mix (the cut point then selects a random subset);
+                 the ``window`` level still bounds those elements.
+
+    Missing/extra elements are reported with where they sit in the stream; when every component
+    taken alone has the same multiset but whole elements do not, the components are misaligned.
+    """
+    legacy, candidate = as_stream(legacy), as_stream(candidate)
+    findings = []
+    sizes_l, sizes_c = legacy.batch_sizes(), candidate.batch_sizes()
+    if len(sizes_l) != len(sizes_c):
+        findings.append(Finding("batch_count",
+                                f"legacy produced {len(sizes_l)} batch(es), candidate {len(sizes_c)}",
+                                batch=min(len(sizes_l), len(sizes_c))))
+    for index, (a, b) in enumerate(zip(sizes_l, sizes_c)):
+        if a != b:
+            findings.append(Finding("batch_size", f"batch size {a} vs {b}", batch=index,
+                                    legacy=str(a), candidate=str(b)))
+            break
+    if legacy.batches and candidate.batches and \
+            structure(legacy.batches[0]) != structure(candidate.batches[0]):
+        findings.append(Finding("structure", "different nesting of the fetched value", batch=0,
+                                legacy=render(structure(legacy.batches[0]), 120),
+                                candidate=render(structure(candidate.batches[0]), 120)))
+        return level_result("epochs", findings, "")
+    elements_l, elements_c = legacy.elements(), candidate.elements()
+    metrics = {"legacy_elements": len(elements_l), "candidate_elements": len(elements_c),
+               "epoch_size": epoch_size}
+    if check_counts:
+        findings.extend(_multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size))
+    scope = (f"per epoch of {epoch_size} element(s)" if epoch_size else "per run") \
+        if check_counts else "(multisets not compared: runs cut inside mixing epochs)"
+    ok = (f"{len(sizes_l)} batch(es) of matching sizes; {len(elements_l)} element(s) "
+          f"match as multisets {scope}")
+    return level_result("epochs", findings, ok, metrics=metrics)
+
+
+def _chunks(elements, size):
+    if not size:
+        return [elements]
+    return [elements[k:k + size] for k in range(0, len(elements), size)]
+
+
+def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size):
+    findings = []
+    chunks_l, chunks_c = _chunks(elements_l, epoch_size), _chunks(elements_c, epoch_size)
+    for number in range(max(len(chunks_l), len(chunks_c))):
+        part_l = chunks_l[number] if number < len(chunks_l) else []
+        part_c = chunks_c[number] if number < len(chunks_c) else []
+        counts_l, counts_c = element_counter(part_l), element_counter(part_c)
+        if counts_l == counts_c:
+            continue
+        where = f"epoch {number}" if epoch_size else "the run"
+        missing, extra = counts_l - counts_c, counts_c - counts_l
+        all_l, all_c = element_counter(elements_l), element_counter(elements_c)
+        if _components_match(part_l, part_c):
+            sample = next(e for e in part_l if e.keys in missing)
+            findings.append(Finding(
+                "misaligned",
+                f"components misaligned in {where}: each component has the same values, but "
+                f"{sum(missing.values())} element(s) pair them differently",
+                batch=sample.batch, legacy=_render_element(legacy, sample),
+                candidate=_render_element(candidate, next(e for e in part_c if e.keys in extra))))
+            continue
+        for key, count in list(missing.items())[:3]:
+            sample = next(e for e in part_l if e.keys == key)
+            findings.append(Finding(
+                "missing", f"{where}: {count} element(s) missing from the candidate "
+                f"({sum(missing.values())} missing in total)", batch=sample.batch,
+                legacy=_render_element(legacy, sample)))
+        for key, count in list(extra.items())[:3]:
+            sample = [e for e in part_c if e.keys == key][-1]
+            kind = "duplicated" if key in all_l and all_c[key] > all_l[key] else (
+                "extra" if key not in all_l else "moved")
+            text = {"duplicated": "duplicated in the candidate",
+                    "extra": "in the candidate but never in legacy",
+                    "moved": "in a different epoch than in legacy"}[kind]
+            findings.append(Finding(
+                kind, f"{where}: {count} element(s) {text} ({sum(extra.values())} extra in "
+                f"total)", batch=sample.batch, candidate=_render_element(candidate, sample)))
+    return findings
+
+
+def _components_match(part_l, part_c) -> bool:
+    if not part_l or len(part_l) != len(part_c) or len(part_l[0].keys) < 2:
+        return False
+    for i in range(len(part_l[0].keys)):
+        if Counter(e.keys[i] for e in part_l) != Counter(e.keys[i] for e in part_c):
+            return False
+    return True
+
+
+def _render_element(stream: Stream, element) -> str:
+    parts = [f"{path}={render(value, 40)}" for path, value in stream.element_values(element)]
+    return f"element #{element.position} (batch {element.batch}, row {element.row}): " + \
+        ", ".join(parts)
+
+
+# ----------------------------------------------------------------------------- source order
+
+
+def source_positions(stream, *, source=None, source_index=None):
+    """Input position of every element of ``stream`` (None where it cannot be matched).
+
+    source_index: path of a component that carries the element's absolute input position
+                  (e.g. ``"[0]"`` or ``"['index']"``, as shown in reports)
+    source:       the input sequence itself (a Stream or list of batches whose elements are
+                  in input order). Repeated elements are matched greedily to their earliest
+                  unused occurrence, which never makes a bound violation appear that a true
+                  matching would not have.
+    """
+    stream = as_stream(stream)
+    if source_index is not None:
+        return [int(np.asarray(dict(stream.element_values(e))[source_index]).reshape(-1)[0])
+                for e in stream.elements()]
+    source = as_stream(source, batched=stream.batched)
+    if source.unpad != stream.unpad:
+        source = source.with_options(unpad=stream.unpad)
+    occurrences = defaultdict(deque)
+    for element in source.elements():
+        occurrences[element.keys].append(element.position)
+    out = []
+    for element in stream.elements():
+        queue = occurrences.get(element.keys)
+        out.append(queue.popleft() if queue else None)
+    return out
+
+
+def window(candidate, capacity: int, *, source=None, source_index=None,
+           slack: int = 0) -> LevelResult:
+    """Every output element j (0-based, across batches) comes from input position
+    ``< j + max(capacity, 1) + slack``.
+
+    capacity: the shuffle queue's capacity (``shuffle_batch(capacity=...)``), 0 without one
+    slack:    extra reordering allowed by parallel enqueue threads (``num_threads - 1`` for
+              single-element enqueues)
+    source / source_index: the input order, see ``source_positions``.
+    An element that matches no input is reported as extra (duplicated or unknown).
+    """
+    candidate = as_stream(candidate)
+    if source is None and source_index is None:
+        return skipped("window", "no input order given (pass source= or source_index=)")
+    positions = source_positions(candidate, source=source, source_index=source_index)
+    bound = max(int(capacity), 1) + int(slack)
+    findings = []
+    worst = 0
+    elements = candidate.elements()
+    for element, position in zip(elements, positions):
+        if position is None:
+            findings.append(Finding(
+                "extra", f"element #{element.position} matches no remaining input element "
+                "(duplicated, or never produced by the input)", batch=element.batch,
+                candidate=_render_element(candidate, element)))
+            continue
+        lead = position - element.position
+        worst = max(worst, lead + 1)
+        if position >= element.position + bound:
+            findings.append(Finding(
+                "window", f"element #{element.position} came from input #{position}; TF1 "
+                f"guarantees input < {element.position} + {bound} (capacity {capacity}"
+                + (f" + slack {slack}" if slack else "") + ")", batch=element.batch,
+                candidate=_render_element(candidate, element)))
+    matched = [p for p in positions if p is not None]
+    return level_result(
+        "window", findings,
+        f"{len(elements)} element(s) all within the first j + {bound} inputs "
+        f"(largest lead needed: {worst})",
+        metrics={"bound": bound, "capacity": capacity, "slack": slack, "max_lead": worst,
+                 "matched": len(matched), "elements": len(elements)})
+
+
+# ----------------------------------------------------------------------------- stats
+
+
+def displacements(stream, *, source=None, source_index=None) -> np.ndarray:
+    """Output position minus input position of every matched element."""
+    stream = as_stream(stream)
+    positions = source_positions(stream, source=source, source_index=source_index)
+    return np.array([e.position - p for e, p in zip(stream.elements(), positions) if p is not None],
+                    dtype=np.int64)
+
+
+def ks_two_sample(a, b):
+    """Two-sample Kolmogorov-Smirnov statistic D and asymptotic p-value (numpy only)."""
+    a, b = np.sort(np.asarray(a, dtype=float)), np.sort(np.asarray(b, dtype=float))
+    n, m = len(a), len(b)
+    grid = np.concatenate([a, b])
+    cdf_a = np.searchsorted(a, grid, side="right") / n
+    cdf_b = np.searchsorted(b, grid, side="right") / m
+    d = float(np.max(np.abs(cdf_a - cdf_b)))
+    en = math.sqrt(n * m / (n + m))
+    lam = (en + 0.12 + 0.11 / en) * d
+    if lam < 1e-3:
+        return d, 1.0
+    p = 2.0 * sum((-1) ** (k - 1) * math.exp(-2.0 * k * k * lam * lam) for k in range(1, 101))
+    return d, float(min(1.0, max(0.0, p)))
+
+
+def stats(legacy, candidate, *, source=None, source_index=None, alpha: float = 0.001,
+          min_effect: float = 0.15, min_samples: int = 30,
+          direction: str = "two-sided") -> LevelResult:
+    """Shuffle quality: do both sides displace elements alike?
+
+    Computes each side's displacements (output position - input position) against the same
+    input order and runs a two-sample Kolmogorov-Smirnov test. The candidate is flagged when
+    the difference is both significant (p < ``alpha``) and material (D >= ``min_effect``);
+    the effect floor keeps two legacy runs, whose displacements are weakly dependent, from
+    being flagged while an unshuffled stream (D near 1) or a much smaller shuffle window is.
+
+    direction: "two-sided" flags any such difference; "less" flags only a candidate that
+    shuffles less than legacy (smaller mean absolute displacement). ``compare``'s auto mode
+    uses "less": how full a TF1 shuffle queue is depends on producer/consumer timing, so a
+    candidate that always mixes over the full capacity is within what TF1 allows.
+    """
+    if direction not in ("two-sided", "less"):
+        raise ValueError(f"direction {direction!r}: use 'two-sided' or 'less'")
+    if source is None and source_index is None:
+        return skipped("stats", "no input order given (pass source= or source_index=)")
+    d_legacy = displacements(legacy, source=source, source_index=source_index)
+    d_candidate = displacements(candidate, source=source, source_index=source_index)
+    artifacts = {"legacy_displacements": d_legacy, "candidate_displacements": d_candidate}
+    if min(len(d_legacy), len(d_candidate)) < min_samples:
+        return LevelResult("stats", True, f"too few matched elements for a test "
+                           f"({len(d_legacy)} vs {len(d_candidate)}, need {min_samples})",
+                           skipped=True, artifacts=artifacts)
+    d, p = ks_two_sample(d_legacy, d_candidate)
+    metrics = {"ks_statistic": round(d, 6), "p_value": p, "alpha": alpha,
+               "min_effect": min_effect, "legacy_n": len(d_legacy),
+               "candidate_n": len(d_candidate),
+               "legacy_mean_abs_displacement": float(np.mean(np.abs(d_legacy))),
+               "candidate_mean_abs_displacement": float(np.mean(np.abs(d_candidate))),
+               "direction": direction}
+    findings = []
+    weaker = np.mean(np.abs(d_candidate)) < np.mean(np.abs(d_legacy))
+    if p < alpha and d >= min_effect and (direction == "two-sided" or weaker):
+        findings.append(Finding(
+            "distribution",
+            f"displacement distributions differ: KS D={d:.3f}, p={p:.2g} < alpha={alpha} "
+            f"(mean |displacement| legacy {np.mean(np.abs(d_legacy)):.1f}, candidate "
+            f"{np.mean(np.abs(d_candidate)):.1f}; "
+            + ("candidate looks unshuffled" if np.all(d_candidate == 0) else
+               "candidate shuffles differently") + ")",
+            legacy=_describe_distribution(d_legacy), candidate=_describe_distribution(d_candidate)))
+    return level_result("stats", findings,
+                        f"displacement distributions agree: KS D={d:.3f}, p={p:.2g} "
+                        f"(flag needs p < {alpha} and D >= {min_effect}"
+                        + (", candidate shuffling less" if direction == "less" else "") + ")",
+                        metrics=metrics, artifacts=artifacts)
+
+
+def _describe_distribution(values) -> str:
+    q = np.percentile(values, [5, 50, 95])
+    return (f"n={len(values)}, mean |d|={np.mean(np.abs(values)):.1f}, p5/p50/p95="
+            f"{q[0]:.0f}/{q[1]:.0f}/{q[2]:.0f}, zero={np.mean(values == 0):.0%}")
