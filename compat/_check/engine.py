@@ -1,0 +1,140 @@
+"""Checking files: one FileReport per file, whatever the file holds."""
+from __future__ import annotations
+
+import ast
+import fnmatch
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Iterable, Iterator
+
+from compat._check import names, sources, tokens
+from compat._check.model import SCAN_AST, SCAN_SKIPPED, SCAN_TOKENS, FileReport
+from compat._check.rules import RULES
+from compat._check.rules._common import Context
+
+SUFFIXES = (".py", ".pyw", ".ipynb")
+DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__",
+                    "node_modules", ".eggs", "build", "dist", ".mypy_cache", ".pytest_cache",
+                    "site-packages", ".ipynb_checkpoints")
+# below this many files a process pool costs more than it saves
+_PARALLEL_THRESHOLD = 400
+
+
+def discover(paths: Iterable[str], excludes=()) -> list:
+    """Files to check, sorted; explicit files are kept whatever their suffix."""
+    patterns = tuple(excludes)
+    found: list = []
+
+    def excluded(path):
+        name = os.path.basename(path)
+        return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p) for p in patterns)
+
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES
+                                 and not excluded(os.path.join(root, d)))
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    if name.endswith(SUFFIXES) and not excluded(full):
+                        found.append(full)
+        else:
+            found.append(path)
+    return sorted(dict.fromkeys(found))
+
+
+def display_path(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        rel = path
+    if rel.startswith(".." + os.sep):
+        rel = path
+    return rel.replace(os.sep, "/")
+
+
+def _analyse(path: str, data: bytes) -> FileReport:
+    if path.endswith(".ipynb"):
+        try:
+            source = sources.notebook_source(data)
+        except (ValueError, UnicodeDecodeError, AttributeError, TypeError) as exc:
+            return FileReport(path, scan=SCAN_SKIPPED, error=f"not a readable notebook ({exc})")
+    else:
+        if not sources.may_use_tensorflow(data):
+            return FileReport(path, scan=SCAN_SKIPPED)
+        source = sources.decode(data)
+    problem = source.problem
+    tree = None
+    if not problem:
+        try:
+            tree = ast.parse(source.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            problem = _describe_parse_error(exc)
+    if tree is not None:
+        resolution = names.resolve_module(tree, source.text)
+        sites, references, scan = resolution.sites, resolution.references, SCAN_AST
+    else:
+        sites, references = tokens.scan(source.text)
+        scan = SCAN_TOKENS
+    context = Context(path=path, source=source, scan=scan, sites=sites)
+    findings = {}
+    for rule in RULES:
+        for finding in rule.check(context):
+            findings.setdefault((finding.cell or 0, finding.line, finding.col, finding.code), finding)
+    ordered = tuple(findings[key] for key in sorted(findings))
+    return FileReport(path, ordered, scan, problem, "", references)
+
+
+def _describe_parse_error(exc) -> str:
+    if isinstance(exc, SyntaxError):
+        kind = type(exc).__name__
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        return f"{kind}: {exc.msg}{where}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def check_file(path: str) -> FileReport:
+    shown = display_path(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return FileReport(shown, scan=SCAN_SKIPPED, error=f"cannot read: {exc.strerror or exc}")
+    try:
+        return _analyse(shown, data)
+    except Exception as exc:  # one bad file must not end the run; it is reported as an error
+        return FileReport(shown, scan=SCAN_SKIPPED,
+                          error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def check_files(files: list, jobs: int = 0, progress=None) -> Iterator[FileReport]:
+    """Reports in the order of `files`; `progress(done, total)` is called as they come."""
+    total = len(files)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and total >= _PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = pool.map(check_file, files, chunksize=64)
+            yield from _with_progress(results, total, progress)
+    else:
+        yield from _with_progress(map(check_file, files), total, progress)
+
+
+def _with_progress(reports, total, progress):
+    for done, report in enumerate(reports, start=1):
+        if progress is not None:
+            progress(done, total)
+        yield report
+
+
+def stderr_progress(every: int = 250):
+    """A progress callback printing to stderr, in place on a terminal."""
+    interactive = sys.stderr.isatty()
+
+    def report(done, total):
+        if done % every and done != total:
+            return
+        end = "\r" if interactive and done != total else "\n"
+        print(f"compat-check: {done}/{total} files", end=end, file=sys.stderr, flush=True)
+
+    return report

@@ -1,0 +1,30 @@
+"""A JSON document: every finding, every file that was not parsed normally, the summary."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from compat import __version__
+from compat._check.model import SCAN_AST
+from compat._check.summary import statistics_lines
+
+
+def _finding(finding) -> dict:
+    record = dataclasses.asdict(finding)
+    record["location"] = finding.location
+    return record
+
+
+def render(reports, summary, show_notes=False, statistics=False) -> str:
+    document = {
+        "tool": {"name": "compat-check", "version": __version__},
+        "findings": [_finding(f) for report in reports for f in report.findings],
+        "files": [
+            {"path": r.path, "scan": r.scan, "problem": r.problem, "error": r.error,
+             "findings": len(r.findings)}
+            for r in reports if r.findings or r.scan != SCAN_AST or r.error or r.problem],
+        "summary": dataclasses.asdict(summary),
+    }
+    if statistics:
+        document["statistics"] = statistics_lines(reports)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,94 @@
+"""SARIF 2.1.0 for code-scanning tools: one run, the table as the rule set."""
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+from compat import __version__
+from compat import _api_table as table
+from compat._check import render
+from compat._check.rules import all_codes
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVELS = {table.COVERED: "warning", table.PARTIAL: "warning", table.NOT_COVERED: "error",
+           table.NOT_PIPELINE: "note"}
+
+
+def _rule(row) -> dict:
+    return {
+        "id": row.code,
+        "name": row.name.replace(".", "_"),
+        "shortDescription": {"text": f"tf.{row.name}: {row.coverage}"},
+        "fullDescription": {"text": row.notes or f"tf.{row.name}"},
+        "help": {"text": f"tf.data: {render.tf_data(row) or '(none: keep as is)'}\n{row.notes}".strip()},
+        "defaultConfiguration": {"level": _LEVELS[row.coverage]},
+        "properties": {"coverage": row.coverage, "api": f"tf.{row.name}",
+                       "tags": ["tensorflow", "migration"]},
+    }
+
+
+def _uri(path: str) -> str:
+    return quote(path, safe="/:")
+
+
+def _result(finding, rule_index) -> dict:
+    region = {"startLine": finding.line, "startColumn": finding.col,
+              "endLine": max(finding.end_line, finding.line),
+              "endColumn": max(finding.end_col, 1)}
+    location = {"physicalLocation": {"artifactLocation": {"uri": _uri(finding.path),
+                                                          "uriBaseId": "%SRCROOT%"},
+                                     "region": region}}
+    if finding.cell is not None:
+        # SARIF has no notion of notebook cells: lines are relative to the named cell
+        location["logicalLocations"] = [{"name": f"cell_{finding.cell}", "kind": "module"}]
+    text = finding.message
+    if finding.tf_data:
+        text += f"\ntf.data: {finding.tf_data}"
+    result = {
+        "ruleId": finding.code,
+        "ruleIndex": rule_index[finding.code],
+        "level": _LEVELS[finding.coverage],
+        "message": {"text": text},
+        "locations": [location],
+        "properties": {"coverage": finding.coverage, "api": finding.api,
+                       "tfData": finding.tf_data, "scan": finding.scan},
+    }
+    if finding.cell is not None:
+        result["properties"]["cell"] = finding.cell
+    return result
+
+
+def render(reports, summary, show_notes=False, statistics=False) -> str:
+    codes = all_codes()
+    rows = [row for row in table.ROWS if row.code in codes]
+    rule_index = {row.code: index for index, row in enumerate(rows)}
+    notifications = []
+    for report in reports:
+        if not (report.problem or report.error):
+            continue
+        text = (f"{report.problem}; scanned by tokens" if report.problem and not report.error
+                else report.error)
+        notifications.append({
+            "level": "error" if report.error else "warning",
+            "message": {"text": text},
+            "locations": [{"physicalLocation": {"artifactLocation": {
+                "uri": _uri(report.path), "uriBaseId": "%SRCROOT%"}}}],
+        })
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "compat-check",
+                "version": __version__,
+                "rules": [_rule(row) for row in rows],
+            }},
+            "invocations": [{
+                "executionSuccessful": not summary.errors,
+                "toolExecutionNotifications": notifications,
+            }],
+            "columnKind": "unicodeCodePoints",
+            "results": [_result(f, rule_index) for report in reports for f in report.findings],
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,9 @@
+"""TFQ41x: tf.contrib input helpers (slim.queues, prefetch_queue, bucketing, sampling,
+slim data providers). tf.contrib is gone in TF2, so these always need manual work."""
+from compat._check.rules._common import codes_with_prefix, table_findings
+
+CODES = codes_with_prefix("TFQ41")
+
+
+def check(context):
+    yield from table_findings(context, CODES)

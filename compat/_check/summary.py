@@ -1,0 +1,96 @@
+"""Counting a run: what the summary line, --statistics and the JSON summary say."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from compat import _api_table as table
+from compat._check.model import SCAN_TOKENS
+
+_MANUAL_SHOWN = 3  # how many manual sites the summary line names before "..."
+
+
+@dataclass(frozen=True)
+class Summary:
+    files_checked: int
+    files_with_sites: int
+    sites: int                 # migration sites (not-a-pipeline notes excluded)
+    covered: int
+    partial: int
+    not_covered: int
+    not_pipeline: int
+    manual_locations: tuple    # ("TFQ301 at src/feed.py:88", ...) for partial/not covered
+    token_scanned: tuple       # (path, problem) of files scanned by tokens
+    errors: tuple              # (path, error)
+
+    @property
+    def has_findings(self) -> bool:
+        return self.sites > 0
+
+
+def is_migration_site(finding) -> bool:
+    return finding.coverage != table.NOT_PIPELINE
+
+
+def summarize(reports) -> Summary:
+    coverage = Counter()
+    files_with_sites = 0
+    manual = []
+    for report in reports:
+        sites = [f for f in report.findings if is_migration_site(f)]
+        files_with_sites += bool(sites)
+        for finding in report.findings:
+            coverage[finding.coverage] += 1
+            if finding.coverage in (table.PARTIAL, table.NOT_COVERED):
+                manual.append(f"{finding.code} at {finding.location.rsplit(':', 1)[0]}")
+    return Summary(
+        files_checked=len(reports), files_with_sites=files_with_sites,
+        sites=sum(n for c, n in coverage.items() if c != table.NOT_PIPELINE),
+        covered=coverage[table.COVERED], partial=coverage[table.PARTIAL],
+        not_covered=coverage[table.NOT_COVERED], not_pipeline=coverage[table.NOT_PIPELINE],
+        manual_locations=tuple(manual),
+        token_scanned=tuple((r.path, r.problem) for r in reports if r.scan == SCAN_TOKENS),
+        errors=tuple((r.path, r.error) for r in reports if r.error))
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary_lines(summary: Summary) -> list:
+    if summary.sites:
+        parts = []
+        if summary.covered:
+            parts.append(f"{summary.covered} covered by the shim")
+        if summary.partial:
+            parts.append(f"{summary.partial} partly covered")
+        if summary.not_covered:
+            parts.append(f"{summary.not_covered} "
+                         f"need{'s' if summary.not_covered == 1 else ''} manual work")
+        text = (f"{_plural(summary.sites, 'legacy site')} in "
+                f"{_plural(summary.files_with_sites, 'file')}: " + ", ".join(parts))
+        if summary.manual_locations:
+            shown = ", ".join(summary.manual_locations[:_MANUAL_SHOWN])
+            more = len(summary.manual_locations) - _MANUAL_SHOWN
+            text += f" ({shown}{f', and {more} more' if more > 0 else ''})"
+    else:
+        text = "No legacy queue APIs found"
+    lines = [text + f"; {_plural(summary.files_checked, 'file')} checked"]
+    if summary.not_pipeline:
+        lines.append(f"{_plural(summary.not_pipeline, 'site')} not an input pipeline "
+                     "(SyncReplicasOptimizer): keep as is")
+    if summary.token_scanned:
+        lines.append(f"{_plural(len(summary.token_scanned), 'file')} not valid Python 3, "
+                     "scanned by tokens (imports and dotted names only):")
+        lines.extend(f"  {path}: {problem}" for path, problem in summary.token_scanned)
+    if summary.errors:
+        lines.append(f"{_plural(len(summary.errors), 'file')} could not be checked:")
+        lines.extend(f"  {path}: {error}" for path, error in summary.errors)
+    return lines
+
+
+def statistics_lines(reports) -> list:
+    rows = table.rows_by_code()
+    counts = Counter(f.code for report in reports for f in report.findings)
+    return [f"{count:5d}  {code}  {rows[code].name}  [{rows[code].coverage}]"
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]

@@ -1,0 +1,3 @@
+from compat.check import console_main
+
+console_main()
