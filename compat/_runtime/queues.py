@@ -1,0 +1,378 @@
+"""TF1 queues (`tf.FIFOQueue`, `RandomShuffleQueue`, `PaddingFIFOQueue`, `PriorityQueue`,
+`QueueBase`) that compile into the tf.data pipeline when they can.
+
+Each shim queue *is* a `tf.queue` queue (a subclass, so `isinstance` checks and
+`QueueBase.from_list` keep working) and decides at its first dequeue which of two things it is:
+
+compiled
+    Every enqueue op created so far computes its values from compat.v1 stages (producers,
+    readers, other compiled queues), or from pure ops and is driven by a QueueRunner. Then the
+    queue is one more tf.data stage and no thread runs: each enqueue op becomes a lifted map
+    over its upstream stages (an op listed k times in a QueueRunner is a k-way parallel map;
+    distinct enqueue ops are interleaved round-robin), a RandomShuffleQueue becomes
+    `shuffle(capacity)` (the j-th output is one of the first j+capacity inputs, and the buffer
+    drains at the end), `dequeue_many` becomes `batch(drop_remainder=True)` (`padded_batch` for
+    PaddingFIFOQueue), `dequeue_up_to` becomes `batch`.
+
+fed
+    Anything else: values fed through placeholders, read from variables or from a fed queue,
+    a PriorityQueue (its order depends on what is buffered at each dequeue, which tf.data cannot
+    express), queues used with `from_list`, a dequeue created before any enqueue, and eager
+    mode. Then the queue is the TF queue kernel itself: a bounded, closable buffer with exactly
+    TF1's blocking and error semantics. Its kernels are asynchronous, so threads blocked in
+    `sess.run(enqueue)` on a full queue do not occupy the session's inter-op thread pool (a
+    `py_function` buffer would, and deadlocks with more blocked feeders than cores), and its
+    errors are TF1's types (a `py_function` turns them into UnknownError). `as_dataset()` is
+    its tf.data consumer side. This is the only path that needs threads.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+from tensorflow.python.data.ops import map_op as _map_op
+from tensorflow.python.ops import data_flow_ops
+
+from compat._runtime import lifting, plan
+from compat._runtime.stage_queue import StageQueue
+
+_COMPILED = "compiled"
+_FED = "fed"
+
+
+class _Enqueue:
+    """One enqueue op created through a shim queue, and the values it enqueues."""
+
+    def __init__(self, op: tf.Operation, many: bool):
+        self.op = op
+        self.many = many
+        # The op's inputs after the queue handle are the values already converted to the
+        # queue's dtypes and checked against its shapes by TF's own enqueue code.
+        self.values = list(op.inputs[1:])
+
+
+class _CompiledStream(StageQueue):
+    """The compiled queue's elements, as a stage queue; pads batches for PaddingFIFOQueue."""
+
+    def __init__(self, elements, dtypes, shapes, capacity, name, names, padded: bool):
+        super().__init__(elements, dtypes, shapes, capacity, name, names)
+        self._padded = padded
+
+    def dequeue_many(self, n, name=None):
+        if not self._padded:
+            return super().dequeue_many(n, name)
+        return self._register(lambda dataset: dataset.padded_batch(
+            n, padded_shapes=tuple(self._shapes), drop_remainder=True), name or "dequeue_many")
+
+    def dequeue_up_to(self, n, name=None):
+        if not self._padded:
+            return super().dequeue_up_to(n, name)
+        return self._register(lambda dataset: dataset.padded_batch(
+            n, padded_shapes=tuple(self._shapes)), name or "dequeue_up_to")
+
+
+def _exact_options() -> tf.data.Options:
+    # A consumer of a fed queue must dequeue exactly when asked: a prefetched element would
+    # vanish from size() and be stranded when the consumer stops.
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False
+    options.autotune.enabled = False
+    return options
+
+
+class QueueBase(data_flow_ops.QueueBase):
+    """TF1's `tf.QueueBase` (see the module docstring for compiled vs fed)."""
+
+    def __init__(self, dtypes, shapes, names, queue_ref):
+        super().__init__(dtypes, shapes, names, queue_ref)
+        self._init_shim(capacity=None, compilable=False)
+
+    # --- shim state -----------------------------------------------------------------------
+    def _init_shim(self, capacity, compilable, padded=False, shuffle=False):
+        self._capacity = capacity
+        self._eager = tf.executing_eagerly()
+        self._graph = None if self._eager else tf.compat.v1.get_default_graph()
+        self._compilable_kind = compilable
+        self._padded = padded
+        self._shuffle = shuffle
+        self._enqueues: list[_Enqueue] = []
+        self._runner_op_counts: dict = {}  # enqueue op name -> threads a QueueRunner gives it
+        self._mode = None
+        self._why_fed = ""
+        self._stream: _CompiledStream | None = None
+
+    @property
+    def compiled(self) -> bool:
+        """True when this queue was compiled into the tf.data pipeline (no runner threads)."""
+        return self._mode == _COMPILED
+
+    def _record_enqueue(self, op, many):
+        if self._eager:
+            return
+        if self._mode == _COMPILED:
+            raise ValueError(
+                f"queue {self.name!r}: enqueue op {op.name!r} was created after the queue's "
+                "first dequeue, which compiled the queue into the tf.data pipeline from the "
+                f"enqueue ops that existed then ({', '.join(e.op.name for e in self._enqueues)})."
+                " Create all enqueue ops of a queue before its first dequeue.")
+        self._enqueues.append(_Enqueue(op, many))
+
+    def _note_queue_runner(self, enqueue_ops):
+        """Called by QueueRunner: these ops are run by runner threads (one per listing)."""
+        counts = {}
+        for op in enqueue_ops:
+            if isinstance(op, tf.Operation):
+                counts[op.name] = counts.get(op.name, 0) + 1
+        for op_name, count in counts.items():
+            self._runner_op_counts[op_name] = max(self._runner_op_counts.get(op_name, 0), count)
+
+    def _is_compiled_enqueue(self, op) -> bool:
+        return (self._mode == _COMPILED and isinstance(op, tf.Operation)
+                and any(e.op is op for e in self._enqueues))
+
+    def _force_fed(self, reason):
+        if self._mode == _COMPILED:
+            raise ValueError(
+                f"queue {self.name!r} was already compiled into the tf.data pipeline by an "
+                f"earlier dequeue, so it cannot be used {reason}. Call {reason} before any "
+                "dequeue from this queue.")
+        self._mode = _FED
+        self._why_fed = reason
+
+    def _decide(self):
+        """Fix this queue's mode at its first dequeue (see the module docstring)."""
+        if self._mode is not None:
+            return
+        self._mode, self._why_fed = _FED, self._fed_reason()
+        if not self._why_fed:
+            self._mode = _COMPILED
+            self._stream = _CompiledStream(
+                self._compiled_elements, self._dtypes, self._shapes, self._capacity,
+                self.name, self._names, self._padded)
+
+    def _fed_reason(self) -> str:
+        if self._eager:
+            return "eager execution"
+        if not self._compilable_kind:
+            return f"{type(self).__name__} has no tf.data equivalent"
+        if not self._enqueues:
+            return "a dequeue was created before any enqueue op"
+        for enqueue in self._enqueues:
+            try:
+                lifted = lifting.lift(enqueue.values, plan.stage_of, f"{self.name} enqueue")
+            except lifting.LiftError as error:
+                return str(error)
+            if not lifted.sources and enqueue.op.name not in self._runner_op_counts:
+                # Pure ops (constants, random ops) with no runner: the user runs the enqueue
+                # op by hand, as many times as they like. Only a runner repeats it forever.
+                return (f"enqueue op {enqueue.op.name!r} reads no pipeline stage and no "
+                        "QueueRunner drives it")
+        return ""
+
+    def _compiled_elements(self) -> tf.data.Dataset:
+        """The queue's element stream (tuples of components); built in the current graph."""
+        streams = []
+        seen = set()
+        for enqueue in self._enqueues:
+            if enqueue.op.name in seen:
+                continue
+            seen.add(enqueue.op.name)
+            parallelism = self._runner_op_counts.get(enqueue.op.name, 1)
+            streams.append(self._enqueue_stream(enqueue, parallelism))
+        if len(streams) == 1:
+            elements = streams[0]
+        else:
+            # Each runner thread runs its own enqueue op; round-robin is one of the orders TF1
+            # can produce, and exhausted inputs drop out as their threads would stop.
+            elements = tf.data.Dataset.choose_from_datasets(
+                streams, tf.data.Dataset.range(len(streams)).repeat(),
+                stop_on_empty_dataset=False)
+        if self._shuffle:
+            elements = elements.shuffle(self._capacity, seed=self._shuffle_seed())
+        return elements
+
+    def _shuffle_seed(self):
+        seed, seed2 = (self.queue_ref.op.get_attr("seed"), self.queue_ref.op.get_attr("seed2"))
+        if seed == 0 and seed2 == 0:
+            return None  # TF1: nondeterministic
+        return seed2 or seed
+
+    def _enqueue_stream(self, enqueue: _Enqueue, parallelism: int) -> tf.data.Dataset:
+        what = f"{self.name} enqueue op {enqueue.op.name!r}"
+        lifted = lifting.lift(enqueue.values, plan.stage_of, what)
+        sources = lifted.sources
+        if sources:
+            upstream = [stage.dataset_factory() for stage in sources]
+            dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
+        else:
+            dataset = tf.data.Dataset.from_tensors(0).repeat()
+        shapes = [tf.TensorShape([None]).concatenate(shape) if enqueue.many else shape
+                  for shape in self._shapes]
+
+        def compute(*args):
+            if len(sources) == 1:
+                spec = sources[0].element_spec
+                args = (args if isinstance(spec, tuple) else args[0],)
+            encoded = [stage.encoded(element) for stage, element in zip(sources, args)]
+            values = lifted.function(encoded)
+            # TF1's enqueue kernel checks each value against the queue's shapes at run time.
+            return tuple(tf.ensure_shape(value, shape) if shape.rank is not None else value
+                         for value, shape in zip(values, shapes))
+
+        if parallelism > 1:
+            dataset = dataset.map(compute, num_parallel_calls=parallelism, deterministic=True)
+        else:
+            dataset = dataset.map(compute)
+        if enqueue.many:
+            dataset = dataset.unbatch()
+        return dataset
+
+    def _compiled_result(self, element):
+        tensors = list(element) if isinstance(element, (tuple, list)) else [element]
+        return self._dequeue_return_value(tensors)
+
+    # --- TF1 QueueBase API ----------------------------------------------------------------
+    @staticmethod
+    def from_list(index, queues):
+        """A queue that dequeues from `queues[index]`, `index` chosen at run time.
+
+        The listed queues stay TF queue kernels filled by their runner threads, since the
+        choice between them is made per `sess.run`.
+        """
+        for queue in queues if isinstance(queues, list) else ():
+            if isinstance(queue, QueueBase):
+                queue._force_fed("with QueueBase.from_list")  # pylint: disable=protected-access
+        selected = data_flow_ops.QueueBase.from_list(index, queues)
+        return QueueBase(selected.dtypes, selected.shapes, selected.names, selected.queue_ref)
+
+    def enqueue(self, vals, name=None):
+        op = super().enqueue(vals, name=name)
+        self._record_enqueue(op, many=False)
+        return op
+
+    def enqueue_many(self, vals, name=None):
+        op = super().enqueue_many(vals, name=name)
+        self._record_enqueue(op, many=True)
+        return op
+
+    def dequeue(self, name=None):
+        if self._eager:
+            return super().dequeue(name=name)
+        self._decide()
+        if self._mode == _FED:
+            return super().dequeue(name=name)
+        return self._compiled_result(self._stream.dequeue(name or f"{self._name}_Dequeue"))
+
+    def dequeue_many(self, n, name=None):
+        if self._eager:
+            return super().dequeue_many(n, name=name)
+        self._decide()
+        if self._mode == _FED:
+            return super().dequeue_many(n, name=name)
+        return self._compiled_result(
+            self._stream.dequeue_many(n, name or f"{self._name}_DequeueMany"))
+
+    def dequeue_up_to(self, n, name=None):
+        if self._eager:
+            return super().dequeue_up_to(n, name=name)
+        self._decide()
+        if self._mode == _FED:
+            return super().dequeue_up_to(n, name=name)
+        return self._compiled_result(
+            self._stream.dequeue_up_to(n, name or f"{self._name}_DequeueUpTo"))
+
+    # --- consumers that are tf.data ---------------------------------------------------------
+    def as_dataset(self) -> tf.data.Dataset:
+        """This queue's stream as a `tf.data.Dataset`, one queue element per dataset element.
+
+        Each element is what `dequeue()` returns (a tensor, a tuple of tensors, or a dict when
+        the queue has `names`). The dataset ends where `dequeue()` would raise
+        OutOfRangeError: when the queue is closed and drained. Use it to hand a queue to
+        eager code or Keras: `model.fit(queue.as_dataset().batch(32))`.
+
+        For a compiled queue this is one more consumer of the compiled pipeline (consumers
+        share the elements). For a fed queue each element is one dequeue, done when the
+        element is requested; a graph-mode consumer of a fed queue needs an initializable
+        iterator, since the dataset reads the queue's kernel.
+        """
+        if not self._eager:
+            self._decide()
+        if self._mode == _COMPILED:
+            elements = self._stream.new_consumer()()
+        else:
+            def dequeue_one(_):
+                dequeued = data_flow_ops.QueueBase.dequeue(self)
+                if self._names:
+                    return tuple(dequeued[name] for name in self._names)
+                return tuple(dequeued) if len(self._dtypes) > 1 else (dequeued,)
+
+            # preserve_cardinality=False: the dequeue's OutOfRangeError ends the dataset, as
+            # it ends a TF1 consumer loop, instead of becoming an error.
+            elements = _map_op._MapDataset(  # pylint: disable=protected-access
+                tf.data.Dataset.from_tensors(0).repeat(), dequeue_one,
+                preserve_cardinality=False).with_options(_exact_options())
+        if self._names:
+            return elements.map(lambda *parts: dict(zip(self._names, parts)))
+        if len(self._dtypes) == 1:
+            return elements.map(lambda *parts: parts[0])
+        return elements
+
+    def new_consumer(self):
+        """For compat.v1 readers: a factory of the elements one more consumer sees."""
+        if self._eager:
+            raise RuntimeError(f"queue {self.name!r}: readers need graph mode; in eager code "
+                               "read files with tf.data (TFRecordDataset, TextLineDataset).")
+        self._decide()
+        if self._mode != _COMPILED:
+            raise TypeError(
+                f"a compat.v1 reader cannot read queue {self.name!r}: the queue is fed at run "
+                f"time ({self._why_fed}), so its contents are not part of the tf.data pipeline. "
+                "Fill the filename queue with tf.train.string_input_producer, or enqueue the "
+                "filenames with an op driven by tf.train.QueueRunner (created before the read).")
+        return self._stream.new_consumer()
+
+
+class FIFOQueue(QueueBase, data_flow_ops.FIFOQueue):
+    """TF1's `tf.FIFOQueue`."""
+
+    def __init__(self, capacity, dtypes, shapes=None, names=None, shared_name=None,
+                 name="fifo_queue"):
+        data_flow_ops.FIFOQueue.__init__(self, capacity, dtypes, shapes=shapes, names=names,
+                                         shared_name=shared_name, name=name)
+        self._init_shim(capacity=capacity, compilable=True)
+
+
+class PaddingFIFOQueue(QueueBase, data_flow_ops.PaddingFIFOQueue):
+    """TF1's `tf.PaddingFIFOQueue`: `dequeue_many` pads each component to the batch maximum."""
+
+    def __init__(self, capacity, dtypes, shapes, names=None, shared_name=None,
+                 name="padding_fifo_queue"):
+        data_flow_ops.PaddingFIFOQueue.__init__(self, capacity, dtypes, shapes, names=names,
+                                                shared_name=shared_name, name=name)
+        self._init_shim(capacity=capacity, compilable=True, padded=True)
+
+
+class RandomShuffleQueue(QueueBase, data_flow_ops.RandomShuffleQueue):
+    """TF1's `tf.RandomShuffleQueue`. Compiled, it is `shuffle(capacity)`: min_after_dequeue
+    only delays TF1's first dequeue and is not a window bound, so it has no tf.data analogue."""
+
+    def __init__(self, capacity, min_after_dequeue, dtypes, shapes=None, names=None,
+                 seed=None, shared_name=None, name="random_shuffle_queue"):
+        # TF's constructor derives the seed pair with get_seed exactly once, as TF1 did.
+        data_flow_ops.RandomShuffleQueue.__init__(
+            self, capacity, min_after_dequeue, dtypes, shapes=shapes, names=names, seed=seed,
+            shared_name=shared_name, name=name)
+        self._init_shim(capacity=capacity, compilable=True, shuffle=True)
+        self._min_after_dequeue = min_after_dequeue
+
+
+class PriorityQueue(QueueBase, data_flow_ops.PriorityQueue):
+    """TF1's `tf.PriorityQueue`. Always a TF queue kernel fed by threads: which element
+    comes next depends on what is buffered at each dequeue."""
+
+    def __init__(self, capacity, types, shapes=None, names=None, shared_name=None,
+                 name="priority_queue"):
+        data_flow_ops.PriorityQueue.__init__(self, capacity, types, shapes=shapes, names=names,
+                                             shared_name=shared_name, name=name)
+        self._init_shim(capacity=capacity, compilable=False)
+
+
+__all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue"]
