@@ -6,7 +6,7 @@ from urllib.parse import quote
 
 from compat import __version__
 from compat import _api_table as table
-from compat._check import render
+from compat._check import render as wording
 from compat._check.rules import all_codes
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -20,7 +20,7 @@ def _rule(row) -> dict:
         "name": row.name.replace(".", "_"),
         "shortDescription": {"text": f"tf.{row.name}: {row.coverage}"},
         "fullDescription": {"text": row.notes or f"tf.{row.name}"},
-        "help": {"text": f"tf.data: {render.tf_data(row) or '(none: keep as is)'}\n{row.notes}".strip()},
+        "help": {"text": f"tf.data: {wording.tf_data(row) or '(none: keep as is)'}\n{row.notes}".strip()},
         "defaultConfiguration": {"level": _LEVELS[row.coverage]},
         "properties": {"coverage": row.coverage, "api": f"tf.{row.name}",
                        "tags": ["tensorflow", "migration"]},
