@@ -142,7 +142,10 @@ class _ImportRewriter(cst.CSTTransformer):
         names = [(get_full_name_for_node(a.name), a.asname.name.value if a.asname else None)
                  for a in updated.names]
         if _is_public_tf(module):
-            if module == "tensorflow.compat" and [n for n, _ in names] == ["v1"]:
+            if module == "tensorflow.compat":
+                if [n for n, _ in names] != ["v1"]:
+                    self.skipped.append(f"from {module} import ... left as is")
+                    return updated
                 new_module = "compat"
             else:
                 new_module = _shim_module(module)

@@ -40,9 +40,12 @@ def decode(data: bytes) -> Source:
     """Decode like the interpreter (BOM, coding cookie, else UTF-8); never raise."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # unknown codec in the cookie, or a BOM/cookie clash
-        return Source(data.decode("latin-1"), "latin-1",
-                      f"bad encoding declaration ({exc.msg}); decoded as latin-1")
+    except SyntaxError as exc:  # undecodable first lines, unknown codec, BOM/cookie clash
+        if "invalid or missing encoding declaration" in str(exc):
+            problem = "not valid UTF-8 and no coding declaration; decoded as latin-1"
+        else:
+            problem = f"bad encoding declaration ({exc.msg}); decoded as latin-1"
+        return Source(data.decode("latin-1"), "latin-1", problem)
     try:
         return Source(data.decode(encoding), encoding)
     except (UnicodeDecodeError, LookupError):
