@@ -98,6 +98,7 @@ class QueueBase(data_flow_ops.QueueBase):
         self._mode = None
         self._why_fed = ""
         self._stream: _CompiledStream | None = None
+        self._consumer_created = False
 
     @property
     def compiled(self) -> bool:
@@ -225,6 +226,24 @@ class QueueBase(data_flow_ops.QueueBase):
             dataset = dataset.unbatch()
         return dataset
 
+    def _compiled_consumer(self):
+        """The compiled stream, for the queue's one consumer.
+
+        Consumers of a TF1 queue take turns on one buffer. A compiled queue's consumer is a
+        tf.data iterator over the whole stream, built when the consumer is created, so a
+        second consumer could only see a copy (duplicates) or a fixed share (a different
+        split than TF1's). Refuse it instead.
+        """
+        if self._consumer_created:
+            raise ValueError(
+                f"queue {self.name!r} already has a consumer: it was compiled into the tf.data "
+                "pipeline at its first dequeue, and a compiled queue feeds exactly one dequeue "
+                "op (or reader, or as_dataset()). Create one dequeue op and run it as often "
+                "as needed; for the short final batch use dequeue_up_to instead of "
+                "dequeue_many (it returns the tail where dequeue_many raises OutOfRangeError).")
+        self._consumer_created = True
+        return self._stream
+
     def _compiled_result(self, element):
         tensors = list(element) if isinstance(element, (tuple, list)) else [element]
         return self._dequeue_return_value(tensors)
@@ -259,7 +278,7 @@ class QueueBase(data_flow_ops.QueueBase):
         self._decide()
         if self._mode == _FED:
             return super().dequeue(name=name)
-        return self._compiled_result(self._stream.dequeue(name or f"{self._name}_Dequeue"))
+        return self._compiled_result(self._compiled_consumer().dequeue(name or f"{self._name}_Dequeue"))
 
     def dequeue_many(self, n, name=None):
         if self._eager:
@@ -268,7 +287,7 @@ class QueueBase(data_flow_ops.QueueBase):
         if self._mode == _FED:
             return super().dequeue_many(n, name=name)
         return self._compiled_result(
-            self._stream.dequeue_many(n, name or f"{self._name}_DequeueMany"))
+            self._compiled_consumer().dequeue_many(n, name or f"{self._name}_DequeueMany"))
 
     def dequeue_up_to(self, n, name=None):
         if self._eager:
@@ -277,7 +296,7 @@ class QueueBase(data_flow_ops.QueueBase):
         if self._mode == _FED:
             return super().dequeue_up_to(n, name=name)
         return self._compiled_result(
-            self._stream.dequeue_up_to(n, name or f"{self._name}_DequeueUpTo"))
+            self._compiled_consumer().dequeue_up_to(n, name or f"{self._name}_DequeueUpTo"))
 
     # --- consumers that are tf.data ---------------------------------------------------------
     def as_dataset(self) -> tf.data.Dataset:
@@ -296,7 +315,7 @@ class QueueBase(data_flow_ops.QueueBase):
         if not self._eager:
             self._decide()
         if self._mode == _COMPILED:
-            elements = self._stream.new_consumer()()
+            elements = self._compiled_consumer().new_consumer()()
         else:
             def dequeue_one(_):
                 dequeued = data_flow_ops.QueueBase.dequeue(self)
@@ -327,7 +346,7 @@ class QueueBase(data_flow_ops.QueueBase):
                 f"time ({self._why_fed}), so its contents are not part of the tf.data pipeline. "
                 "Fill the filename queue with tf.train.string_input_producer, or enqueue the "
                 "filenames with an op driven by tf.train.QueueRunner (created before the read).")
-        return self._stream.new_consumer()
+        return self._compiled_consumer().new_consumer()
 
 
 class FIFOQueue(QueueBase, data_flow_ops.FIFOQueue):
