@@ -138,3 +138,8 @@ def stderr_progress(every: int = 250):
         print(f"compat-check: {done}/{total} files", end=end, file=sys.stderr, flush=True)
 
     return report
+
+
+def check_source(text: str, path: str = "example.py") -> FileReport:
+    """Check source text as if it were the file `path` (tests, editors)."""
+    return _analyse(path, text.encode("utf-8"))
