@@ -265,23 +265,11 @@ def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, notes):
     if legacy_stream.truncated and not epoch_size:
         # Cut inside a mixing run, each side's prefix is a different random subset.
         check_counts = facts.deterministic
-    result = L.epochs(legacy_stream, candidate_stream, epoch_size=epoch_size,
-                      check_counts=check_counts)
-    if epoch_size and legacy_stream.truncated:
-        # The last epoch was cut: which of its elements came is random; only full epochs count.
-        full = len(legacy_stream.elements()) // epoch_size * epoch_size
-        result = _trim_partial_epoch(legacy_stream, candidate_stream, epoch_size, full, result)
-    return result
-
-
-def _trim_partial_epoch(legacy_stream, candidate_stream, epoch_size, full, result):
-    findings = [f for f in result.findings
-                if not (f.kind in ("missing", "extra", "duplicated", "moved", "misaligned")
-                        and f.message.startswith(f"epoch {full // epoch_size}:"))]
-    if len(findings) == len(result.findings):
-        return result
-    return level_result("epochs", findings, result.summary + " (last, cut epoch not compared)",
-                        metrics=result.metrics)
+    tolerance = 0
+    if facts.drops_remainder and not facts.epochs_separable and legacy_stream.batches:
+        tolerance = max(legacy_stream.batch_sizes()) - 1
+    return L.epochs(legacy_stream, candidate_stream, epoch_size=epoch_size,
+                    check_counts=check_counts, remainder_tolerance=tolerance)
 
 
 def _run_window(legacy_stream, candidate_stream, capacity, slack, source_stream, source_index):

@@ -135,15 +135,20 @@ def detect_epoch_size(stream) -> int | None:
     return None
 
 
-def epochs(legacy, candidate, *, epoch_size: int | None = None,
-           check_counts: bool = True) -> LevelResult:
+def epochs(legacy, candidate, *, epoch_size: int | None = None, check_counts: bool = True,
+           remainder_tolerance: int = 0) -> LevelResult:
     """Same number and sizes of batches; same elements per epoch (or per run).
 
     epoch_size:  elements per epoch when TF1 keeps epochs apart (see ``detect_epoch_size``);
-                 None compares the whole run as one multiset.
+                 None compares the whole run as one multiset. A last, partial epoch (cut by
+                 ``max_batches`` or a dropped remainder) must be a sub-multiset of a full one.
     check_counts: compare the multisets. ``compare`` turns this off for runs cut at
                  ``max_batches`` whose epochs mix (the cut point then selects a random subset);
                  the ``window`` level still bounds those elements.
+    remainder_tolerance: per-run comparisons accept up to this many elements swapped for
+                 others: with ``allow_smaller_final_batch=False`` TF1 drops the elements left
+                 in a mixing queue at the end, and which ones is random (``compare`` sets it
+                 to batch_size - 1 for such pipelines).
 
     Missing/extra elements are reported with where they sit in the stream; when every component
     taken alone has the same multiset but whole elements do not, the components are misaligned.
@@ -168,13 +173,19 @@ def epochs(legacy, candidate, *, epoch_size: int | None = None,
         return level_result("epochs", findings, "")
     elements_l, elements_c = legacy.elements(), candidate.elements()
     metrics = {"legacy_elements": len(elements_l), "candidate_elements": len(elements_c),
-               "epoch_size": epoch_size}
+               "epoch_size": epoch_size, "remainder_tolerance": remainder_tolerance}
+    tolerated = 0
     if check_counts:
-        findings.extend(_multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size))
+        more, tolerated = _multiset_findings(legacy, candidate, elements_l, elements_c,
+                                             epoch_size, remainder_tolerance)
+        findings.extend(more)
+    metrics["tolerated_remainder_differences"] = tolerated
     scope = (f"per epoch of {epoch_size} element(s)" if epoch_size else "per run") \
         if check_counts else "(multisets not compared: runs cut inside mixing epochs)"
     ok = (f"{len(sizes_l)} batch(es) of matching sizes; {len(elements_l)} element(s) "
           f"match as multisets {scope}")
+    if tolerated:
+        ok += f" ({tolerated} differ within the randomly dropped final remainder)"
     return level_result("epochs", findings, ok, metrics=metrics)
 
 
@@ -184,19 +195,32 @@ def _chunks(elements, size):
     return [elements[k:k + size] for k in range(0, len(elements), size)]
 
 
-def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size):
+def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size, tolerance):
     findings = []
+    tolerated = 0
     chunks_l, chunks_c = _chunks(elements_l, epoch_size), _chunks(elements_c, epoch_size)
+    full_epoch = element_counter(chunks_l[0]) if epoch_size and chunks_l else None
+    all_l, all_c = element_counter(elements_l), element_counter(elements_c)
     for number in range(max(len(chunks_l), len(chunks_c))):
         part_l = chunks_l[number] if number < len(chunks_l) else []
         part_c = chunks_c[number] if number < len(chunks_c) else []
         counts_l, counts_c = element_counter(part_l), element_counter(part_c)
-        if counts_l == counts_c:
-            continue
         where = f"epoch {number}" if epoch_size else "the run"
-        missing, extra = counts_l - counts_c, counts_c - counts_l
-        all_l, all_c = element_counter(elements_l), element_counter(elements_c)
-        if _components_match(part_l, part_c):
+        if epoch_size and number > 0 and len(part_l) < epoch_size:
+            # A cut epoch: which of its elements arrived is random; they must be real ones.
+            counts_l, where = full_epoch, f"epoch {number} (partial)"
+            if not counts_c - counts_l:
+                continue
+            missing, extra = Counter(), counts_c - counts_l
+        else:
+            if counts_l == counts_c:
+                continue
+            missing, extra = counts_l - counts_c, counts_c - counts_l
+            n_missing, n_extra = sum(missing.values()), sum(extra.values())
+            if not epoch_size and n_missing == n_extra <= tolerance:
+                tolerated = n_missing
+                continue
+        if missing and _components_match(part_l, part_c):
             sample = next(e for e in part_l if e.keys in missing)
             findings.append(Finding(
                 "misaligned",
@@ -221,7 +245,7 @@ def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size):
             findings.append(Finding(
                 kind, f"{where}: {count} element(s) {text} ({sum(extra.values())} extra in "
                 f"total)", batch=sample.batch, candidate=_render_element(candidate, sample)))
-    return findings
+    return findings, tolerated
 
 
 def _components_match(part_l, part_c) -> bool:

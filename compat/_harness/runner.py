@@ -135,6 +135,8 @@ class PipelineFacts:
     unseeded_random_ops: other stateful random ops without seeds (data augmentation)
     window_capacity:    sum of the shuffle queues' capacities (the ``window`` bound)
     window_slack:       extra reordering allowed by parallel enqueue threads
+    drops_remainder:    the output is a ``dequeue_many`` (``allow_smaller_final_batch=False``):
+                        elements left over at the end are dropped
     """
 
     batched: bool | None = None
@@ -147,6 +149,7 @@ class PipelineFacts:
     window_capacity: int = 0
     window_slack: int = 0
     queue_count: int = 0
+    drops_remainder: bool = False
 
     @property
     def deterministic(self) -> bool:
@@ -173,6 +176,7 @@ class PipelineFacts:
             "window_capacity": self.window_capacity,
             "window_slack": self.window_slack,
             "queue_count": self.queue_count,
+            "drops_remainder": self.drops_remainder,
         }
 
     @classmethod
@@ -227,7 +231,8 @@ def inspect_graph(graph, fetch_tensors, queue_runners) -> PipelineFacts:
         batched=batched, shuffle_queues=shuffle_queues,
         max_enqueue_threads=max(threads_by_queue.values(), default=0), joins=joins,
         padded=padded, unseeded_shuffles=unseeded_shuffles, unseeded_random_ops=unseeded_random,
-        window_capacity=capacity, window_slack=slack, queue_count=len(queues))
+        window_capacity=capacity, window_slack=slack, queue_count=len(queues),
+        drops_remainder=dequeue is not None and "DequeueMany" in dequeue.type)
 
 
 def _in_flight(enqueue_op, queue_op) -> int:
