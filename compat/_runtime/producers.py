@@ -8,6 +8,8 @@ give TF1's order bit for bit.
 """
 from __future__ import annotations
 
+import random
+
 import tensorflow as tf
 
 from compat._runtime import plan
@@ -47,6 +49,18 @@ def _epochs(input_tensor, num_epochs, shuffle_seeds):
     return elements
 
 
+def _consistent_seeds(seeds):
+    """Seeds that make every copy of this producer's stream shuffle the same way.
+
+    Each consumer of a queue reads its own copy of the stream and takes its share of it; an
+    unseeded kernel would shuffle each copy differently, so elements would be duplicated or
+    lost between consumers. Unseeded stays random: fresh seeds are drawn per graph.
+    """
+    if seeds != (0, 0):
+        return seeds
+    return random.randrange(1, 2**31), random.randrange(1, 2**31)
+
+
 def input_producer(input_tensor,
                    element_shape=None,
                    num_epochs=None,
@@ -68,7 +82,7 @@ def input_producer(input_tensor,
                              "or `element_shape` must be specified")
         if num_epochs is not None and num_epochs <= 0:
             raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
-        shuffle_seeds = plan.op_seeds(seed) if shuffle else None
+        shuffle_seeds = _consistent_seeds(plan.op_seeds(seed)) if shuffle else None
         return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
                           capacity=capacity, name=scope.rstrip("/"))
