@@ -34,76 +34,51 @@ def _dotted(node) -> Optional[list]:
     return parts
 
 
-def bound_names(tree) -> set:
-    """Every name the module binds anywhere (for the bare-`tf` rule)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-    return names
+_BINDER_TYPES = frozenset({ast.Import, ast.ImportFrom, ast.Assign, ast.FunctionDef,
+                           ast.AsyncFunctionDef, ast.ClassDef})
+_DEFINITION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
-class _Resolver(ast.NodeVisitor):
-    def __init__(self, text: str, final: Optional[dict], bound: set):
+class _Resolver:
+    """Final bindings of the module, then every reference resolved against them.
+
+    Bindings are applied in source order, last one wins, file-wide: precise enough for
+    module-level imports and aliases, and it keeps resolution to two linear passes.
+    """
+
+    def __init__(self, text: str, bound: set):
         self.lines = text.splitlines()
         self.bindings: dict = {}
-        self.final = final or {}       # bindings at the end of pass one, for forward uses
         self.assume_tf = "tf" not in bound
         self.bound = bound
         self.star_modules: list = []   # `from tensorflow.x import *`
-        self.recording = final is not None
         self.sites: list = []
         self.references: set = set()
 
     # --- bindings -------------------------------------------------------------------------
-    def visit_Import(self, node):
-        for alias in node.names:
-            if alias.asname:
-                self.bindings[alias.asname] = alias.name
-            else:
-                top = alias.name.split(".")[0]
-                self.bindings[top] = top
-
-    def visit_ImportFrom(self, node):
-        module = node.module or ""
-        if node.level:  # relative imports are the project's own modules
+    def bind(self, node):
+        if isinstance(node, ast.Import):
             for alias in node.names:
-                self.bindings[alias.asname or alias.name] = _LOCAL
-            return
-        for alias in node.names:
-            if alias.name == "*":
-                if apis.is_tensorflow(module):
-                    self.star_modules.append(module)
-                continue
-            self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}"
-
-    def _bind_definition(self, node):
-        self.bindings[node.name] = _LOCAL
-
-    def visit_FunctionDef(self, node):
-        self._bind_definition(node)
-        self.generic_visit(node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node):
-        self._bind_definition(node)
-        self.generic_visit(node)
-
-    def visit_Assign(self, node):
-        self.visit(node.value)
-        for target in node.targets:
-            self.visit(target)
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            self.bindings[node.targets[0].id] = self._meaning_of_value(node.value)
+                if alias.asname:
+                    self.bindings[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    self.bindings[top] = top
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            for alias in node.names:
+                if node.level:  # relative imports are the project's own modules
+                    self.bindings[alias.asname or alias.name] = _LOCAL
+                elif alias.name == "*":
+                    if apis.is_tensorflow(module):
+                        self.star_modules.append(module)
+                else:
+                    self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}"
+        elif isinstance(node, ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.bindings[node.targets[0].id] = self._meaning_of_value(node.value)
+        else:
+            self.bindings[node.name] = _LOCAL
 
     def _meaning_of_value(self, value):
         if isinstance(value, ast.Call):
@@ -116,12 +91,23 @@ class _Resolver(ast.NodeVisitor):
         target = self.resolve(value)
         return target if isinstance(target, str) and apis.is_tensorflow(target) else _LOCAL
 
+    def interesting_names(self) -> frozenset:
+        """Root names worth resolving: everything else cannot reach TensorFlow."""
+        names = {name for name, meaning in self.bindings.items()
+                 if isinstance(meaning, _Instance)
+                 or (isinstance(meaning, str) and apis.is_tensorflow(meaning))}
+        if self.assume_tf:
+            names.add("tf")
+        for module in self.star_modules:
+            prefix = apis.relative(module) + "."
+            names.update(key[len(prefix):].split(".")[0] for key in apis.INDEX
+                         if key.startswith(prefix))
+        return frozenset(names)
+
     # --- resolution -----------------------------------------------------------------------
     def _lookup(self, name: str):
         if name in self.bindings:
             return self.bindings[name], False
-        if name in self.final:
-            return self.final[name], False
         if name not in self.bound:
             for module in self.star_modules:
                 if apis.row_for(f"{module}.{name}") is not None:
@@ -135,14 +121,10 @@ class _Resolver(ast.NodeVisitor):
         if parts is None:
             return (None, False) if with_flag else None
         meaning, assumed = self._lookup(parts[0])
-        if isinstance(meaning, str) and apis.is_tensorflow(meaning):
-            meaning = ".".join([meaning, *parts[1:]])
-        elif isinstance(meaning, _Instance) and len(parts) == 2:
-            meaning = (meaning, parts[1])
+        if isinstance(meaning, _Instance):
+            meaning = (meaning, parts[1]) if len(parts) == 2 else None
         elif isinstance(meaning, str):
-            meaning = ".".join([meaning, *parts[1:]])  # not TF, but keep it for aliasing
-        else:
-            meaning = None
+            meaning = ".".join([meaning, *parts[1:]])
         return (meaning, assumed) if with_flag else meaning
 
     def _char_col(self, line: int, byte_col: int) -> int:
@@ -167,60 +149,48 @@ class _Resolver(ast.NodeVisitor):
                 [ast.unparse(arg) for arg in call.args]
                 + [f"{kw.arg}={ast.unparse(kw.value)}" if kw.arg else f"**{ast.unparse(kw.value)}"
                    for kw in call.keywords])
-        end_line = getattr(node, "end_lineno", node.lineno) or node.lineno
-        end_col = getattr(node, "end_col_offset", node.col_offset) or node.col_offset
+        end_line = getattr(node, "end_lineno", None) or node.lineno
+        end_col = getattr(node, "end_col_offset", None) or node.col_offset
         self.sites.append(Site(
             row=row, line=node.lineno, col=self._char_col(node.lineno, node.col_offset),
             end_line=end_line, end_col=self._char_col(end_line, end_col), written=written,
             arguments=arguments, call_args=call_args, member=member, assumed_tf=assumed,
             root=root))
 
-    def _reference(self, node, call=None) -> bool:
-        """Record `node` if it reaches TensorFlow; True when it was a table site."""
+    def reference(self, node, call=None) -> bool:
+        """Record `node` if it reaches TensorFlow; True when it became a site."""
         meaning, assumed = self.resolve(node, with_flag=True)
         if meaning is None:
             return False
         parts = _dotted(node)
         if isinstance(meaning, tuple):
             instance, member = meaning
-            if self.recording:
-                self._site(node, instance.row, member, call=call, member=member, root=parts[0])
-            return False
+            self._site(node, instance.row, member, call=call, member=member, root=parts[0])
+            return True
         if not apis.is_tensorflow(meaning):
             return False
-        if self.recording:
-            self.references.add(apis.relative(meaning))
+        self.references.add(apis.relative(meaning))
         row = apis.row_for(meaning)
         if row is None:
             return False
-        if self.recording:
-            self._site(node, row, ".".join(parts), call=call, assumed=assumed, root=parts[0])
+        self._site(node, row, ".".join(parts), call=call, assumed=assumed, root=parts[0])
         return True
 
-    def visit_Call(self, node):
-        if isinstance(node.func, (ast.Name, ast.Attribute)) and _dotted(node.func):
-            if self._reference(node.func, call=node):
-                for child in (*node.args, *node.keywords):
-                    self.visit(child)
-                return
-            if isinstance(self.resolve(node.func), tuple):
-                for child in (*node.args, *node.keywords):
-                    self.visit(child)
-                return
-        self.generic_visit(node)
 
-    def visit_Attribute(self, node):
-        if isinstance(node.ctx, ast.Load) and _dotted(node) is not None:
-            if self._reference(node):
-                return
-            # the longest prefix is the one to report: `tf.train.Coordinator.request_stop`
-            self.visit(node.value)
-            return
-        self.generic_visit(node)
+def _root_name(node):
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
-    def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load):
-            self._reference(node)
+
+def _chain_ids(node):
+    """ids of a dotted chain's nodes: once the chain is a site, none of it is looked at again."""
+    ids = []
+    while isinstance(node, ast.Attribute):
+        ids.append(id(node))
+        node = node.value
+    ids.append(id(node))
+    return ids
 
 
 @dataclass(frozen=True)
@@ -230,10 +200,46 @@ class Resolution:
 
 
 def resolve_module(tree, text: str) -> Resolution:
-    bound = bound_names(tree)
-    first = _Resolver(text, None, bound)
-    first.visit(tree)
-    second = _Resolver(text, first.bindings, bound)
-    second.star_modules = list(first.star_modules)
-    second.visit(tree)
-    return Resolution(tuple(second.sites), frozenset(second.references))
+    # one walk, reused: ast.walk is the bulk of the checker's time on large trees
+    nodes = list(ast.walk(tree))
+    binders = []
+    bound = set()
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                bound.add(node.id)
+            continue
+        if kind in _BINDER_TYPES:
+            binders.append(node)
+            if kind in _DEFINITION_TYPES:
+                bound.add(node.name)
+        elif kind is ast.arg:
+            bound.add(node.arg)
+        elif kind is ast.alias:
+            bound.add((node.asname or node.name).split(".")[0])
+        elif kind is ast.ExceptHandler and node.name:
+            bound.add(node.name)
+    binders.sort(key=lambda node: (node.lineno, node.col_offset))
+    resolver = _Resolver(text, bound)
+    for node in binders:
+        resolver.bind(node)
+    interesting = resolver.interesting_names()
+    if not interesting:
+        return Resolution((), frozenset())
+
+    done = set()
+    # ast.walk yields parents before children: a call before its callee, `a.b.c` before `a.b`
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Call:
+            func = node.func
+            if id(node) not in done and _root_name(func) in interesting \
+                    and resolver.reference(func, call=node):
+                done.update(_chain_ids(func))
+        elif kind is ast.Attribute or kind is ast.Name:
+            if type(node.ctx) is ast.Load and id(node) not in done \
+                    and _root_name(node) in interesting and resolver.reference(node):
+                done.update(_chain_ids(node))
+    resolver.sites.sort(key=lambda site: (site.line, site.col))
+    return Resolution(tuple(resolver.sites), frozenset(resolver.references))

@@ -8,6 +8,7 @@ from compat import _api_table as table
 from compat._check.model import SCAN_TOKENS
 
 _MANUAL_SHOWN = 3  # how many manual sites the summary line names before "..."
+_FILES_SHOWN = 10  # token-scanned / failed files listed by name in the text summary
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,17 @@ def summary_lines(summary: Summary) -> list:
     if summary.token_scanned:
         lines.append(f"{_plural(len(summary.token_scanned), 'file')} not valid Python 3, "
                      "scanned by tokens (imports and dotted names only):")
-        lines.extend(f"  {path}: {problem}" for path, problem in summary.token_scanned)
+        lines.extend(_listed(summary.token_scanned))
     if summary.errors:
         lines.append(f"{_plural(len(summary.errors), 'file')} could not be checked:")
-        lines.extend(f"  {path}: {error}" for path, error in summary.errors)
+        lines.extend(_listed(summary.errors))
+    return lines
+
+
+def _listed(pairs) -> list:
+    lines = [f"  {path}: {reason}" for path, reason in pairs[:_FILES_SHOWN]]
+    if len(pairs) > _FILES_SHOWN:
+        lines.append(f"  ... and {len(pairs) - _FILES_SHOWN} more (--format json lists them all)")
     return lines
 
 
