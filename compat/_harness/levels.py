@@ -136,7 +136,7 @@ def detect_epoch_size(stream) -> int | None:
 
 
 def epochs(legacy, candidate, *, epoch_size: int | None = None, check_counts: bool = True,
-           remainder_tolerance: int = 0) -> LevelResult:
+           remainder_tolerance: int = 0, universe=None) -> LevelResult:
     """Same number and sizes of batches; same elements per epoch (or per run).
 
     epoch_size:  elements per epoch when TF1 keeps epochs apart (see ``detect_epoch_size``);
@@ -149,6 +149,8 @@ def epochs(legacy, candidate, *, epoch_size: int | None = None, check_counts: bo
                  others: with ``allow_smaller_final_batch=False`` TF1 drops the elements left
                  in a mixing queue at the end, and which ones is random (``compare`` sets it
                  to batch_size - 1 for such pipelines).
+    universe:    every input element (a Stream or batches, any order); when given, elements
+                 accepted under ``remainder_tolerance`` must be among them.
 
     Missing/extra elements are reported with where they sit in the stream; when every component
     taken alone has the same multiset but whole elements do not, the components are misaligned.
@@ -176,8 +178,12 @@ def epochs(legacy, candidate, *, epoch_size: int | None = None, check_counts: bo
                "epoch_size": epoch_size, "remainder_tolerance": remainder_tolerance}
     tolerated = 0
     if check_counts:
+        allowed = None
+        if universe is not None:
+            allowed = element_counter(as_stream(universe, batched=legacy.batched)
+                                      .with_options(unpad=legacy.unpad).elements())
         more, tolerated = _multiset_findings(legacy, candidate, elements_l, elements_c,
-                                             epoch_size, remainder_tolerance)
+                                             epoch_size, remainder_tolerance, allowed)
         findings.extend(more)
     metrics["tolerated_remainder_differences"] = tolerated
     scope = (f"per epoch of {epoch_size} element(s)" if epoch_size else "per run") \
@@ -195,7 +201,8 @@ def _chunks(elements, size):
     return [elements[k:k + size] for k in range(0, len(elements), size)]
 
 
-def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size, tolerance):
+def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size, tolerance,
+                       allowed=None):
     findings = []
     tolerated = 0
     chunks_l, chunks_c = _chunks(elements_l, epoch_size), _chunks(elements_c, epoch_size)
@@ -217,7 +224,8 @@ def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size, to
                 continue
             missing, extra = counts_l - counts_c, counts_c - counts_l
             n_missing, n_extra = sum(missing.values()), sum(extra.values())
-            if not epoch_size and n_missing == n_extra <= tolerance:
+            if not epoch_size and n_missing == n_extra <= tolerance and (
+                    allowed is None or not (counts_c - allowed)):
                 tolerated = n_missing
                 continue
         if missing and _components_match(part_l, part_c):
