@@ -80,11 +80,31 @@ def _alias_code(name: str, asname: Optional[str]) -> str:
     return f"{name} as {asname}" if asname and asname != name else name
 
 
+def _names_bound_to_shim(source: bytes) -> set:
+    """Local names the file already binds to compat.v1 (`import compat.v1 as tf`)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(a.asname for a in node.names if a.name == SHIM and a.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module == "compat" and not node.level:
+            names.update(a.asname or a.name for a in node.names if a.name == "v1")
+    return names
+
+
 class _ImportRewriter(cst.CSTTransformer):
-    def __init__(self, references):
+    def __init__(self, references, shim_names=frozenset()):
         self.references = references
+        # a TF import under a name the file also binds to the shim is a deliberate A/B switch
+        self.shim_names = shim_names
         self.changes: list = []
         self.skipped: list = []
+
+    def _deliberate(self, module, local) -> bool:
+        if local in self.shim_names:
+            self.skipped.append(f"`{module}` imported as {local} next to `compat.v1 as "
+                                f"{local}`: an A/B switch, left as is")
+            return True
+        return False
 
     def _note(self, before, after):
         self.changes.append(f"{before} -> {after}")
@@ -105,6 +125,9 @@ class _ImportRewriter(cst.CSTTransformer):
                 rewritten.append(alias)
                 continue
             if _is_public_tf(module):
+                if self._deliberate(module, asname):
+                    rewritten.append(alias)
+                    continue
                 new = _shim_module(module)
                 rewritten.append(alias.with_changes(name=cst.parse_expression(new)))
                 self._note(f"import {module} as {asname}", f"import {new} as {asname}")
@@ -145,6 +168,8 @@ class _ImportRewriter(cst.CSTTransformer):
             if module == "tensorflow.compat":
                 if [n for n, _ in names] != ["v1"]:
                     self.skipped.append(f"from {module} import ... left as is")
+                    return updated
+                if self._deliberate(module, names[0][1] or "v1"):
                     return updated
                 new_module = "compat"
             else:
@@ -239,7 +264,7 @@ def plan(report) -> Optional[Edit]:
         module = cst.parse_module(before)
     except Exception as exc:  # libcst's parser is stricter in places than ast's
         return Edit(report.path, before, before, skipped=(f"not rewritten: libcst: {exc}",))
-    rewriter = _ImportRewriter(report.references)
+    rewriter = _ImportRewriter(report.references, _names_bound_to_shim(before))
     module = module.visit(rewriter)
     changes = list(rewriter.changes)
     uses_sessions = bool(report.references & apis.SESSION_APIS)

@@ -167,6 +167,9 @@ NOOP_CASES = [
                  id="not-a-pipeline"),
     pytest.param("import tensorflow.contrib.slim as slim\nslim.queues.QueueRunners(s)\n",
                  id="contrib-left-alone"),
+    pytest.param("if legacy:\n    import tensorflow.compat.v1 as tf\nelse:\n"
+                 "    import compat.v1 as tf\ntf.disable_v2_behavior()\ntf.train.batch([x], 2)\n",
+                 id="a-b-switch-left-alone"),
 ]
 
 
