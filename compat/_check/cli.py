@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
 
 from compat import __version__
@@ -67,7 +69,6 @@ def _codes(values, known) -> frozenset:
 
 
 def _filter(reports, enabled):
-    import dataclasses
     return [dataclasses.replace(r, findings=tuple(f for f in r.findings if f.code in enabled))
             for r in reports]
 
@@ -97,6 +98,8 @@ def _main(argv) -> int:
     if options.list_rules:
         sys.stdout.write(_list_rules())
         return EXIT_CLEAN
+    if options.jobs < 0:
+        raise _UsageError("--jobs must be 0 (one per CPU) or more")
     if options.fix and options.diff:
         raise _UsageError("--fix and --diff are exclusive: --diff previews what --fix writes")
     known = all_codes()
@@ -129,7 +132,6 @@ def _main(argv) -> int:
 
 
 def _exists(path: str) -> bool:
-    import os
     return os.path.exists(path)
 
 

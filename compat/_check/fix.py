@@ -17,7 +17,6 @@ from typing import Optional
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from compat import _api_table as table
 from compat._check import apis
 from compat._check.model import SCAN_AST, Edit
 from compat._check.summary import is_migration_site

@@ -31,6 +31,7 @@ def test_exit_1_when_findings(capsys):
     ["--select", "TFQ999", "."],
     ["--ignore", "E501", "."],
     ["--fix", "--diff", "."],
+    ["--jobs", "-1", "."],
     ["/no/such/path.py"],
     ["--no-such-option"],
 ])
