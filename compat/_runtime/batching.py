@@ -21,6 +21,8 @@ from compat._runtime.graph_mode import require_graph_mode
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
 # thread keeps its queue filled.
 _PREFETCH_BATCHES = 1
+# Whole batches computed at once; two in flight keep both cores busy.
+_PARALLEL_BATCHES = 2
 
 
 def _as_tensor_list(tensors):
@@ -156,6 +158,36 @@ def _needs_shape_check(element_spec, shapes):
                for spec, shape in zip(element_spec, shapes))
 
 
+def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shapes, api):
+    """Batch the raw upstream elements first, then compute whole batches at once.
+
+    For a stateless per-element computation (parse, decode, cast...) this gives the same
+    batches as computing per element and then batching, since nothing between the two is
+    filtered; `tf.vectorized_map` turns e.g. parse_single_example into one parse of the
+    batch, which is where most of the time goes. Returns None when the computation cannot be
+    vectorized, and the caller computes per element.
+    """
+    source = plan.element_source(tuple(tensor_list), api)
+    if source.stateful or not source.dense:
+        return None
+    raw = shuffled(source.upstream).batch(batch_size, drop_remainder=drop_remainder)
+    packed = isinstance(raw.element_spec, tuple)
+
+    def compute_batch(*batched):
+        def per_element(element):
+            return source.compute(*element) if packed else source.compute(element)
+        values = tf.vectorized_map(per_element, batched if packed else batched[0],
+                                   fallback_to_while_loop=True)
+        return tuple(tf.ensure_shape(value, tf.TensorShape([None]).concatenate(shape))
+                     if shape is not None and value.shape[1:] != shape else value
+                     for value, shape in zip(values, shapes))
+
+    try:
+        return raw.map(compute_batch, num_parallel_calls=_PARALLEL_BATCHES, deterministic=True)
+    except (ValueError, NotImplementedError, TypeError):  # pfor cannot convert an op
+        return None
+
+
 def _interleaved(datasets):
     if len(datasets) == 1:
         return datasets[0]
@@ -183,22 +215,34 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         # TF1's RandomShuffleQueue draws its seed here; draw it at the same point.
         shuffle_seed = plan.op_seeds(shuffle[1]) if shuffle is not None else None
 
+        drop_remainder = not allow_smaller_final_batch
+        vectorizable = (len(tensor_list_list) == 1 and not enqueue_many and not dynamic_pad
+                        and _is_constant_true(keep_input)
+                        and not any(isinstance(t, tf.SparseTensor) for t in flat_inputs))
+
+        def shuffled(dataset):
+            if shuffle_seed is None:
+                return dataset
+            deterministic = shuffle_seed != (0, 0)
+            return dataset.shuffle(capacity, seed=shuffle_seed[1] if deterministic else None)
+
         def batches():
-            dataset = _interleaved([
-                _input_stream(tensor_list, keep_input, enqueue_many, element_shapes, default_name)
-                for tensor_list in tensor_list_list])
-            if shuffle_seed is not None:
-                deterministic = shuffle_seed != (0, 0)
-                dataset = dataset.shuffle(capacity, seed=shuffle_seed[1] if deterministic else None)
-            drop_remainder = not allow_smaller_final_batch
-            if dynamic_pad:
-                padded = tuple(shape if shape is not None else tf.TensorShape(None)
-                               for shape in element_shapes)
-                dataset = dataset.padded_batch(batch_size, padded_shapes=padded,
-                                               drop_remainder=drop_remainder)
-            else:
-                dataset = dataset.batch(batch_size, drop_remainder=drop_remainder,
-                                        num_parallel_calls=None if num_threads <= 1 else num_threads)
+            dataset = None
+            if vectorizable:
+                dataset = _vectorized_batches(tensor_list_list[0], batch_size, drop_remainder,
+                                              shuffled, element_shapes, default_name)
+            if dataset is None:
+                dataset = shuffled(_interleaved([
+                    _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
+                                  default_name)
+                    for tensor_list in tensor_list_list]))
+                if dynamic_pad:
+                    padded = tuple(shape if shape is not None else tf.TensorShape(None)
+                                   for shape in element_shapes)
+                    dataset = dataset.padded_batch(batch_size, padded_shapes=padded,
+                                                   drop_remainder=drop_remainder)
+                else:
+                    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
             return dataset.prefetch(_PREFETCH_BATCHES)
 
         dequeued = list(plan.register(batches, scope))

@@ -41,10 +41,13 @@ class Lifted:
     sources: the stages whose elements it reads, in a fixed order.
     function: takes one encoded element per source (see `Stage.encoded`) and returns the
         computed structure. Must be called while building a tf.data function.
+    stateful: some lifted op keeps state between calls (random ops, asserts...), so calls
+        must stay sequential for the results to be TF1's.
     """
 
     sources: tuple
     function: Callable
+    stateful: bool
 
 
 def _check_liftable(op: tf.Operation, what: str) -> None:
@@ -125,4 +128,5 @@ def lift(structure, stage_of, what: str) -> Lifted:
             outputs.append(value)
         return tf.nest.pack_sequence_as(structure, outputs, expand_composites=True)
 
-    return Lifted(sources, function)
+    stateful = any(op.op_def.is_stateful for op in ops)
+    return Lifted(sources, function, stateful)
