@@ -36,7 +36,7 @@ def test_queue_properties_match_tf1():
             assert queue.dtypes == [tf.int32, tf.string]
             assert [s.as_list() for s in queue.shapes] == [[None], []]
             assert queue.queue_ref.op.type == "PaddingFIFOQueueV2"
-            with pytest.raises(ValueError, match="Shapes must be provided"):
+            with pytest.raises(ValueError, match="shapes must be provided"):
                 tf.PaddingFIFOQueue(5, [tf.int32], shapes=None)
             with pytest.raises(ValueError):
                 tf.FIFOQueue(5, [tf.int32], shapes=[[1], [2]])
