@@ -26,6 +26,7 @@ class Site:
     member: str = ""           # "get_chief_queue_runner" when reached through an instance
     assumed_tf: bool = False   # `tf` is used but never bound: assumed to be TensorFlow
     root: str = ""             # the local name the resolution started from
+    in_except: bool = False    # part of an `except ...:` clause's exception types
 
 
 @dataclass(frozen=True)

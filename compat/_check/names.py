@@ -54,6 +54,7 @@ class _Resolver:
         self.star_modules: list = []   # `from tensorflow.x import *`
         self.sites: list = []
         self.references: set = set()
+        self.except_types: set = set()  # ids of nodes inside `except <types>:`
 
     # --- bindings -------------------------------------------------------------------------
     def bind(self, node):
@@ -155,7 +156,7 @@ class _Resolver:
             row=row, line=node.lineno, col=self._char_col(node.lineno, node.col_offset),
             end_line=end_line, end_col=self._char_col(end_line, end_col), written=written,
             arguments=arguments, call_args=call_args, member=member, assumed_tf=assumed,
-            root=root))
+            root=root, in_except=id(node) in self.except_types))
 
     def reference(self, node, call=None) -> bool:
         """Record `node` if it reaches TensorFlow; True when it became a site."""
@@ -204,6 +205,7 @@ def resolve_module(tree, text: str) -> Resolution:
     nodes = list(ast.walk(tree))
     binders = []
     bound = set()
+    handler_types = []
     for node in nodes:
         kind = type(node)
         if kind is ast.Name:
@@ -218,10 +220,14 @@ def resolve_module(tree, text: str) -> Resolution:
             bound.add(node.arg)
         elif kind is ast.alias:
             bound.add((node.asname or node.name).split(".")[0])
-        elif kind is ast.ExceptHandler and node.name:
-            bound.add(node.name)
+        elif kind is ast.ExceptHandler:
+            if node.name:
+                bound.add(node.name)
+            if node.type is not None:
+                handler_types.extend(ast.walk(node.type))
     binders.sort(key=lambda node: (node.lineno, node.col_offset))
     resolver = _Resolver(text, bound)
+    resolver.except_types = {id(node) for node in handler_types}
     for node in binders:
         resolver.bind(node)
     interesting = resolver.interesting_names()

@@ -203,6 +203,7 @@ def scan(text: str) -> tuple:
                 end_line, end_col = position(end_offset)
                 sites.append(Site(row=row, line=start_line, col=start_col, end_line=end_line,
                                   end_col=end_col, written=written, arguments=arguments,
-                                  call_args=call_args, assumed_tf=assumed, root=parts[0]))
+                                  call_args=call_args, assumed_tf=assumed, root=parts[0],
+                                  in_except=line[0][1] == "except"))
             index = end
     return tuple(sites), frozenset(references)

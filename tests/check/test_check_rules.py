@@ -84,6 +84,8 @@ FINDING_CASES = {
          "except (tf.compat.v1.errors.OutOfRangeError, KeyError):\n    pass", ["TFQ401"]),
         ("from tensorflow.python.framework.errors_impl import OutOfRangeError\n"
          "try:\n    pass\nexcept OutOfRangeError:\n    pass", ["TFQ401"]),
+        ("import tensorflow as tf\nwhile True:\n    try:\n        sess.run(op)\n"
+         "    except tf.errors.OutOfRangeError as e:\n        break", ["TFQ401"]),
     ],
     implicit_runners: [
         ("import tensorflow as tf\nsv = tf.train.Supervisor(logdir=d)", ["TFQ402"]),
@@ -152,6 +154,8 @@ NOOP_CASES = {
         "try:\n    pass\nexcept StopIteration:\n    pass",
         "import tensorflow as tf\ntry:\n    pass\nexcept tf.errors.NotFoundError:\n    pass",
         "class OutOfRangeError(Exception):\n    pass\nraise OutOfRangeError()",
+        "import tensorflow as tf\nraise tf.errors.OutOfRangeError(None, None, 'done')",
+        "import tensorflow as tf\nwith self.assertRaises(tf.errors.OutOfRangeError):\n    pass",
     ],
     implicit_runners: [
         "import tensorflow as tf\nwith tf.Session() as sess:\n    pass",
