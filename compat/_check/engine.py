@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import os
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Iterator
@@ -19,6 +20,33 @@ DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__p
                     "site-packages", ".ipynb_checkpoints")
 # below this many files a process pool costs more than it saves
 _PARALLEL_THRESHOLD = 400
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+
+
+def _suppressed(text: str) -> dict:
+    """{line: codes, or None for all} from `# noqa` / `# noqa: TFQ201,TFQ202` comments."""
+    if "noqa" not in text.lower():
+        return {}
+    found = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _NOQA.search(line)
+        if match:
+            codes = match.group("codes")
+            found[number] = frozenset(re.split(r"[,\s]+", codes.upper())) if codes else None
+    return found
+
+
+def _unsuppressed(sites, text):
+    suppressed = _suppressed(text)
+    if not suppressed:
+        return sites
+    kept = []
+    for site in sites:
+        codes = suppressed.get(site.line, ())
+        if codes is None or site.row.code in codes:
+            continue
+        kept.append(site)
+    return tuple(kept)
 
 
 def discover(paths: Iterable[str], excludes=()) -> list:
@@ -77,6 +105,7 @@ def _analyse(path: str, data: bytes) -> FileReport:
     else:
         sites, references = tokens.scan(source.text)
         scan = SCAN_TOKENS
+    sites = _unsuppressed(sites, source.text)
     context = Context(path=path, source=source, scan=scan, sites=sites)
     findings = {}
     for rule in RULES:

@@ -262,3 +262,14 @@ def test_sync_replicas_chief_queue_runner_is_not_a_migration_site():
 def test_positions_are_one_based_character_columns():
     (finding,) = check("import tensorflow as tf\nnom = 'é'; q = tf.FIFOQueue(3, [tf.int32])\n").findings
     assert (finding.line, finding.col) == (2, 16)
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("import tensorflow as tf\ntf.train.batch([x], 2)  # noqa\n", []),
+    ("import tensorflow as tf\ntf.train.batch([x], 2)  # noqa: TFQ201\n", []),
+    ("import tensorflow as tf\ntf.train.batch([x], 2)  # NOQA:TFQ202, TFQ301\n", ["TFQ201"]),
+    ("import tensorflow as tf\ntf.train.batch(tf.FIFOQueue(1, [x]).dequeue(), 2)  # noqa: TFQ301\n",
+     ["TFQ201"]),
+])
+def test_noqa_comments(source, expected):
+    assert [f.code for f in check(source).findings] == expected
