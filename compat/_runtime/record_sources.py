@@ -33,6 +33,10 @@ _TFRECORD_FRAMING_BYTES = 16
 
 _ENCODINGS = ("", "ZLIB", "GZIP")
 
+# Keys are formatted this many at a time: a tf.data function call per record costs more
+# than reading the record.
+_KEY_BATCH = 1024
+
 
 def compression_type_of(options):
     """The compression string ("", "ZLIB", "GZIP") of TFRecordReader's ``options`` argument.
@@ -47,16 +51,38 @@ def _keys(filename, numbers):
     return tf.strings.join([filename, ":", tf.strings.as_string(numbers)])
 
 
+def _keys_by_batch(filename, numbers):
+    """Keys for a dataset of int64 numbers, formatted a batch at a time."""
+    return numbers.batch(_KEY_BATCH).map(lambda batch: _keys(filename, batch)).unbatch()
+
+
+def _keyed(values, keys):
+    """(key, value) pairs. Values are pulled first so that a failing read raises its own
+    error after exactly the records TF1 returns; a key is only computed for a value read."""
+    return tf.data.Dataset.zip((values, keys)).map(lambda value, key: (key, value))
+
+
 def tfrecord_records(filename, compression_type=""):
     """TFRecordReader on one file: keys are ``file:byte_offset``."""
     compression_type = compression_type_of(compression_type)
-    values = tf.data.TFRecordDataset(filename, compression_type=compression_type)
 
-    def key_by_offset(offset, value):
-        record_end = offset + _TFRECORD_FRAMING_BYTES + tf.cast(tf.strings.length(value), tf.int64)
-        return record_end, (_keys(filename, offset), value)
+    def records():
+        return tf.data.TFRecordDataset(filename, compression_type=compression_type)
 
-    return values.scan(tf.constant(0, tf.int64), key_by_offset)
+    def key_by_offset(batch_start, batch):
+        sizes = tf.cast(tf.strings.length(batch), tf.int64) + _TFRECORD_FRAMING_BYTES
+        ends = batch_start + tf.cumsum(sizes)
+        return ends[-1], _keys(filename, ends - sizes)
+
+    def offsets(_):
+        return (records().ignore_errors().batch(_KEY_BATCH)
+                .scan(tf.constant(0, tf.int64), key_by_offset).unbatch())
+
+    # Offsets come from a second read of the file, in batches, which ends quietly where the
+    # first read raises. It starts only once the file has given a record: on a file it cannot
+    # open, ignore_errors would retry forever.
+    keys = records().take(1).flat_map(offsets)
+    return _keyed(records(), keys)
 
 
 def text_line_records(filename, skip_header_lines=0):
@@ -88,18 +114,27 @@ def fixed_length_records(filename, record_bytes, header_bytes=0, footer_bytes=0,
     contents = tf.io.read_file(filename)
     if encoding:
         contents = tf.io.decode_compressed(contents, compression_type=encoding)
+    size = tf.cast(tf.strings.length(contents), tf.int64)
     step = hop_bytes or record_bytes
-    body_bytes = tf.cast(tf.strings.length(contents), tf.int64) - header_bytes - footer_bytes
     # Floor division keeps the count at 0 or below when not even one record fits.
-    count = tf.maximum((body_bytes - record_bytes) // step + 1, 0)
+    count = tf.maximum((size - header_bytes - footer_bytes - record_bytes) // step + 1, 0)
+    if step == record_bytes:
+        values = _contiguous_records(filename, record_bytes, header_bytes, size, count, encoding)
+    else:
+        values = tf.data.Dataset.range(count).map(
+            lambda index: tf.strings.substr(contents, header_bytes + index * step, record_bytes))
+    return _keyed(values, _keys_by_batch(filename, tf.data.Dataset.range(count)))
 
-    def cut(index):
-        start = header_bytes + index * step
-        return _keys(filename, index), tf.strings.substr(contents, start, record_bytes)
 
-    # Scalar substr per record: a vector of positions would make Substr broadcast (copy)
-    # the whole contents once per record.
-    return tf.data.Dataset.range(count).map(cut)
+def _contiguous_records(filename, record_bytes, header_bytes, size, count, encoding):
+    """FixedLengthRecordDataset, told a footer that leaves exactly `count` whole records.
+
+    It rejects a body that is not a multiple of record_bytes, which TF1 drops silently.
+    """
+    header = tf.where(count > 0, tf.constant(header_bytes, tf.int64), 0)
+    footer = size - header - count * record_bytes
+    return tf.data.FixedLengthRecordDataset(filename, record_bytes, header_bytes=header,
+                                            footer_bytes=footer, compression_type=encoding)
 
 
 def whole_file_records(filename):
