@@ -97,6 +97,34 @@ class _ImportRewriter(cst.CSTTransformer):
         self.shim_names = shim_names
         self.changes: list = []
         self.skipped: list = []
+        self._splits: dict = {}  # id(ImportFrom) -> replacement statements, one per line
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if len(updated.body) == 1 and id(updated.body[0]) in self._splits:
+            lines = [cst.parse_statement(code + "\n")
+                     for code in self._splits[id(updated.body[0])]]
+            lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+            lines[-1] = lines[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+            return cst.FlattenSentinel(lines)
+        return self._split_inline(updated)
+
+    def leave_SimpleStatementSuite(self, original, updated):
+        return self._split_inline(updated)
+
+    def _split_inline(self, updated):
+        """`a; from x import m1, m2` and `if c: from ...`: keep one line, use semicolons."""
+        if not any(id(small) in self._splits for small in updated.body):
+            return updated
+        body = []
+        for small in updated.body:
+            if id(small) not in self._splits:
+                body.append(small)
+                continue
+            parts = [_statement(code) for code in self._splits[id(small)]]
+            separator = cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+            body.extend(part.with_changes(semicolon=separator) for part in parts[:-1])
+            body.append(parts[-1].with_changes(semicolon=small.semicolon))
+        return updated.with_changes(body=body)
 
     def _deliberate(self, module, local) -> bool:
         if local in self.shim_names:
@@ -176,16 +204,22 @@ class _ImportRewriter(cst.CSTTransformer):
             self._note(f"from {module} import ...", f"from {new_module} import ...")
             return updated.with_changes(module=cst.parse_expression(new_module))
         # private module paths: whole modules, or names from them
-        if len(names) == 1 and f"{module}.{names[0][0]}" in MODULE_EQUIVALENTS:
-            full = f"{module}.{names[0][0]}"
-            ok, reason = _module_is_replaceable(full, self.references)
-            if not ok:
-                self.skipped.append(reason)
-                return updated
-            name, asname = names[0]
-            new = self._module_import(MODULE_EQUIVALENTS[full], asname or name)
-            self._note(f"from {module} import {_alias_code(name, asname)}", new)
-            return _statement(new).with_changes(semicolon=updated.semicolon)
+        if all(f"{module}.{name}" in MODULE_EQUIVALENTS for name, _ in names):
+            statements = []
+            for name, asname in names:
+                full = f"{module}.{name}"
+                ok, reason = _module_is_replaceable(full, self.references)
+                if not ok:
+                    self.skipped.append(reason)
+                    return updated
+                statements.append(self._module_import(MODULE_EQUIVALENTS[full], asname or name))
+            self._note(f"from {module} import {', '.join(_alias_code(*n) for n in names)}",
+                       "; ".join(statements))
+            if len(statements) == 1:
+                return _statement(statements[0]).with_changes(semicolon=updated.semicolon)
+            # one statement per module: the enclosing line is split in leave_SimpleStatementLine
+            self._splits[id(updated)] = statements
+            return updated
         targets = None
         for name, _ in names:
             found = _name_targets(module, name)

@@ -62,6 +62,33 @@ FIX_CASES = [
         """, id="private-queue-modules"),
     pytest.param(
         """
+        import os
+
+        # the queue helpers
+        from tensorflow.python.training import input, queue_runner as qr  # private paths
+        input.batch(qr.QueueRunner(q, [op]), 2)
+        """,
+        """
+        import os
+
+        # the queue helpers
+        from compat.v1 import train as input
+        from compat.v1.train import queue_runner as qr  # private paths
+        input.batch(qr.QueueRunner(q, [op]), 2)
+        """, id="two-private-modules-split"),
+    pytest.param(
+        """
+        import os; from tensorflow.python.training import input, coordinator; x = 1
+        if True: from tensorflow.python.training import input, coordinator
+        input.batch([coordinator.Coordinator()], 2)
+        """,
+        """
+        import os; from compat.v1 import train as input; from compat.v1 import train as coordinator; x = 1
+        if True: from compat.v1 import train as input; from compat.v1 import train as coordinator
+        input.batch([coordinator.Coordinator()], 2)
+        """, id="split-on-one-line"),
+    pytest.param(
+        """
         from tensorflow.python.training.input import (batch,
                                                       shuffle_batch as sb)  # two of them
         sb(batch([x], 2), 2, 10, 1)
