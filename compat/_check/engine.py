@@ -87,7 +87,8 @@ def _analyse(path: str, data: bytes) -> FileReport:
         try:
             source = sources.notebook_source(data)
         except (ValueError, UnicodeDecodeError, AttributeError, TypeError) as exc:
-            return FileReport(path, scan=SCAN_SKIPPED, error=f"not a readable notebook ({exc})")
+            # still give it a result, like any file Python cannot parse
+            source = sources.broken_notebook_source(data, str(exc))
     else:
         if not sources.may_use_tensorflow(data):
             return FileReport(path, scan=SCAN_SKIPPED)

@@ -16,6 +16,7 @@ from typing import Optional
 _TF_SPELLINGS = (b"tensorflow", b"tf", b"compat")
 
 _MAGIC = re.compile(r"^(\s*)[%!]")
+_JSON_STRING = re.compile(r'"((?:\\.|[^"\\\n])*)"')
 
 
 @dataclass(frozen=True)
@@ -76,3 +77,21 @@ def notebook_source(data: bytes) -> Source:
             lines.append(magic.group(1) + "pass" if magic else line)
             cell_lines.append((number, index))
     return Source("\n".join(lines) + "\n", "utf-8", "", tuple(cell_lines))
+
+
+def broken_notebook_source(data: bytes, reason: str) -> Source:
+    """A notebook that is not valid JSON: its string literals, unquoted in place.
+
+    Each literal stays on its own line of the file, so findings keep the file's line numbers.
+    """
+    raw = data.decode("utf-8", "replace")
+
+    def unquote(match):
+        try:
+            text = json.loads(match.group())
+        except ValueError:
+            text = match.group(1)
+        return " " + text.replace("\n", " ").replace("\r", " ") + " "
+
+    return Source(_JSON_STRING.sub(unquote, raw), "utf-8",
+                  f"not a valid notebook ({reason}); its strings scanned as text")

@@ -64,9 +64,11 @@ def test_notebook_cells_are_scanned_with_cell_positions():
 
 def test_broken_notebook_is_reported_not_fatal(tmp_path):
     path = tmp_path / "broken.ipynb"
-    path.write_text("{not json")
+    path.write_text('{"cells": [{"source": "tf.train.batch([x], 2)"')  # cut off mid-way
     result = engine.check_file(str(path))
-    assert result.scan == SCAN_SKIPPED and "notebook" in result.error
+    assert result.error == ""
+    assert result.scan == SCAN_TOKENS and "not a valid notebook" in result.problem
+    assert [f.code for f in result.findings] == ["TFQ201"]
 
 
 def test_notebook_with_python2_cell_falls_back(tmp_path):
