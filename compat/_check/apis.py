@@ -14,6 +14,8 @@ from compat import _api_table
 _ROOT_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.",
                   "compat.v1.", "compat.v2.")
 _ROOTS = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2", "compat.v1")
+# Private modules that TF1 built its public `tf.train` namespace from by star imports.
+_REEXPORTS = {"python.training.training.": "train."}
 
 # Names that create or wrap a TF1 Session: a file using one needs disable_v2_behavior().
 SESSION_APIS = frozenset({
@@ -40,6 +42,9 @@ def relative(path: str) -> Optional[str]:
             if path.startswith(prefix):
                 path = path[len(prefix):]
                 changed = True
+    for private, public in _REEXPORTS.items():
+        if path.startswith(private):
+            return public + path[len(private):]
     return path
 
 

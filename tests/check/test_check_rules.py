@@ -44,6 +44,8 @@ FINDING_CASES = {
         ("import tensorflow as tf\ntf.train.maybe_shuffle_batch_join([[x]], 8, 64, 16, k)", ["TFQ208"]),
         ("from tensorflow.python.training.input import batch as make_batch\nmake_batch([x], 4)",
          ["TFQ201"]),
+        ("from tensorflow.python.training import training as train\ntrain.batch([x], 4)",
+         ["TFQ201"]),
         ("import tensorflow as tf\nbatcher = tf.train.batch\nbatcher([x], 4)", ["TFQ201", "TFQ201"]),
         ("def f():\n    return tf.train.batch([x], 4)", ["TFQ201"]),  # bare tf
     ],
