@@ -25,6 +25,7 @@ SHIM = "compat.v1"
 # Private TF1 modules and the compat.v1 module that holds the same legacy names.
 MODULE_EQUIVALENTS = {
     "tensorflow.python.training.input": "train",
+    "tensorflow.python.training.training": "train",
     "tensorflow.python.ops.data_flow_ops": "queue",
     "tensorflow.python.training.queue_runner": "train.queue_runner",
     "tensorflow.python.training.queue_runner_impl": "train.queue_runner",
@@ -46,7 +47,7 @@ def _shim_module(module: str) -> str:
 
 
 def _members_used(module: str, references) -> set:
-    prefix = apis.relative(module) + "."
+    prefix = apis.relative(module + "._")[:-1]  # normalised like the references are
     return {ref[len(prefix):].split(".")[0] for ref in references if ref.startswith(prefix)}
 
 
