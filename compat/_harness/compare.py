@@ -170,7 +170,7 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
             *, legacy=None, graph_seed: int | None = None, rtol: float = 0.0,
             atol: float = 0.0, epoch_size: int | None = None, source=None,
             source_index: str | None = None, capacity: int | None = None, slack: int | None = None,
-            alpha: float = 0.001, min_effect: float = 0.15, stats_direction: str | None = None,
+            alpha: float = 0.001, min_effect: float = 0.4, stats_direction: str | None = None,
             timeout: float = 120.0) -> Report:
     """Run ``build`` under legacy TF1 queues and under the candidate; compare the streams.
 
@@ -186,7 +186,7 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
     legacy:     None -> real ``tensorflow.compat.v1``; a Golden from ``replay`` (checked against
                 ``build``, ``graph_seed`` and ``max_batches``); a module; a Stream.
     graph_seed: ``tf.set_random_seed`` for both graphs (None: unseeded, TF1's default).
-    rtol, atol: float tolerance of ``exact``.
+    rtol, atol: float tolerance (``numpy.isclose``) of every level; 0 means bit for bit.
     epoch_size: elements per epoch for ``epochs`` (default: detected when TF1 keeps epochs apart).
     source / source_index: the input order for ``window``/``stats`` (see ``levels.source_positions``);
                 source may also be a ``build(tf)`` function whose stream is the input order.
@@ -250,22 +250,24 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
             results.append(L.exact(legacy_stream, candidate_stream, rtol=rtol, atol=atol))
         elif level == "epochs":
             results.append(_run_epochs(legacy_stream, candidate_stream, facts, epoch_size,
-                                       inputs, notes))
+                                       inputs, notes, rtol, atol))
         elif level == "window":
             results.append(_run_window(legacy_stream, candidate_stream, window_capacity,
-                                       window_slack, source_stream, source_index))
+                                       window_slack, source_stream, source_index, rtol, atol))
         elif level == "stats":
             if source_stream is None and source_index is None:
                 results.append(skipped("stats", "no input order known (see the window level)"))
             else:
                 results.append(L.stats(legacy_stream, candidate_stream, source=source_stream,
                                        source_index=source_index, alpha=alpha,
-                                       min_effect=min_effect,
+                                       min_effect=min_effect, rtol=rtol, atol=atol,
                                        direction=stats_direction or (
                                            "less" if requested == ("auto",) else "two-sided")))
     if any(r.level == "window" and r.skipped for r in results) and "stats" in chosen:
         results = [skipped("stats", "no usable input order (see the window level)")
                    if r.level == "stats" else r for r in results]
+    notes.extend(_tolerance_hint(results, legacy_stream, candidate_stream, facts, epoch_size,
+                                 inputs, rtol, atol))
     if legacy_stream.truncated:
         notes.append(f"both sides were cut at max_batches={max_batches}")
     if not legacy_stream.batches:
@@ -291,7 +293,8 @@ def _errors_result(legacy: Stream, candidate: Stream) -> LevelResult:
                                         legacy=legacy.error)], "")
 
 
-def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, inputs, notes):
+def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, inputs, notes, rtol,
+                atol):
     check_counts = True
     if epoch_size is None and facts.epochs_separable:
         epoch_size = L.detect_epoch_size(legacy_stream)
@@ -307,10 +310,30 @@ def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, inputs, note
             notes.append("elements swapped within the dropped final remainder could not be "
                          "checked against the input (it could not be re-run)")
     return L.epochs(legacy_stream, candidate_stream, epoch_size=epoch_size,
-                    check_counts=check_counts, remainder_tolerance=tolerance, universe=universe)
+                    check_counts=check_counts, remainder_tolerance=tolerance, universe=universe,
+                    rtol=rtol, atol=atol)
 
 
-def _run_window(legacy_stream, candidate_stream, capacity, slack, source_stream, source_index):
+def _tolerance_hint(results, legacy_stream, candidate_stream, facts, epoch_size, inputs, rtol,
+                    atol):
+    """When elements differ only by float rounding, say so (and which tolerance would do)."""
+    if rtol or atol:
+        return []
+    failed = [r for r in results if not r.passed and r.level in ("exact", "epochs")]
+    if not failed or not any(f.kind in ("value", "missing", "extra", "moved", "misaligned")
+                             for r in failed for f in r.findings):
+        return []
+    for tolerance in (1e-6, 1e-4):
+        retry = _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, inputs, [],
+                            tolerance, tolerance)
+        if retry.passed:
+            return [f"the elements match within rtol=atol={tolerance:g}: only float rounding "
+                    f"differs (pass rtol=/atol=, or --rtol/--atol, to accept it)"]
+    return []
+
+
+def _run_window(legacy_stream, candidate_stream, capacity, slack, source_stream, source_index,
+                rtol=0.0, atol=0.0):
     if source_stream is None and source_index is None:
         return skipped("window", "input order unknown: pass source= or source_index=, or seed "
                        "the producers (graph_seed=) so the input order can be re-run")
@@ -320,7 +343,7 @@ def _run_window(legacy_stream, candidate_stream, capacity, slack, source_stream,
         return skipped("window", "the input order does not explain the legacy stream itself "
                        f"({sanity.findings[0].message}); not checked")
     return L.window(candidate_stream, capacity, source=source_stream, source_index=source_index,
-                    slack=slack)
+                    slack=slack, rtol=rtol, atol=atol)
 
 
 class _Inputs:

@@ -25,7 +25,7 @@ Levels (each also a function here, taking two streams):
             deterministic (unshuffled or seeded).
 ``stats``   displacement (output minus input position) distributions compared by a two-sample
             Kolmogorov-Smirnov test at ``alpha`` (default 0.001) with an effect floor
-            (``min_effect``, default D >= 0.15)
+            (``min_effect``, default D >= 0.4: TF1 itself moves with timing)
 
 ``mode="auto"`` inspects the legacy graph: ``exact`` when it is single-threaded without shuffle
 queues or unseeded shuffles, else ``epochs`` + ``window`` (+ ``stats`` when a shuffle queue

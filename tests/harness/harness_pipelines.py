@@ -64,6 +64,12 @@ def build_sparse(tf):
     return sparse_b, {"pair": (name_b, index_b)}  # TF1 batch is flat; the nesting is ours
 
 
+def build_floats(tf):
+    """Float arithmetic (a division), deterministic."""
+    i = tf.train.range_input_producer(200, num_epochs=1, shuffle=False).dequeue()
+    return tf.train.batch([tf.cast(i, tf.float32) / 7.0 - 0.3, i], 8)
+
+
 def build_bad_capacity(tf):
     """TF1 raises ValueError: capacity must exceed min_after_dequeue."""
     i = tf.train.range_input_producer(5, shuffle=False).dequeue()
@@ -153,3 +159,11 @@ def raises_at_run(tf):
         lambda x: tf.debugging.check_numerics(tf.cast(tf.where(x < 10, 1.0, float("nan")),
                                                       tf.float32), "boom"))
     return ds.map(lambda _: _as_record(tf.constant(0, tf.int64))).batch(BATCH)
+
+
+def floats_rounded_differently(tf):
+    """Computes i / 7 as (3 i) / 21: values differ from build_floats in the last bit."""
+    def record(x):
+        i = tf.cast(x, tf.int32)
+        return tf.cast(i, tf.float32) * 3.0 / 21.0 - 0.3, i
+    return tf.data.Dataset.range(200).map(record).batch(8, drop_remainder=True)

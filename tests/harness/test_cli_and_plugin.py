@@ -93,10 +93,22 @@ PLUGIN_TESTS = textwrap.dedent("""
 """)
 
 
+def _plugin_installed() -> bool:
+    """True when the package is installed, so pytest loads the plugin by its entry point."""
+    from importlib.metadata import entry_points
+    return any(ep.name == "compat_harness" for ep in entry_points(group="pytest11"))
+
+
+def test_pytest_plugin_is_declared_as_entry_point():
+    setup_cfg = (REPO / "setup.cfg").read_text()
+    assert "compat_harness = compat.harness.pytest_plugin" in setup_cfg
+
+
 def test_pytest_plugin_marker_and_fixture(tmp_path):
     (tmp_path / "test_uses_plugin.py").write_text(PLUGIN_TESTS.format(here=str(HERE)))
+    load = [] if _plugin_installed() else ["-p", "compat.harness.pytest_plugin"]
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "compat.harness.pytest_plugin", "-q",
+        [sys.executable, "-m", "pytest", *load, "-q",
          "-p", "no:cacheprovider", "--compat-max-batches", "4", "-rA",
          str(tmp_path / "test_uses_plugin.py")],
         capture_output=True, text=True, env=_env(), cwd=str(tmp_path), timeout=300)

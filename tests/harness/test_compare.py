@@ -187,6 +187,19 @@ def test_flags_candidate_error(pipelines):
     assert "error" in kinds(report)
 
 
+def test_float_tolerance_accepts_last_bit_differences(pipelines):
+    strict = harness.compare(pipelines.build_floats,
+                             candidate=pipelines.floats_rounded_differently)
+    assert not strict.equivalent
+    assert "value" in kinds(strict)
+    assert any("only float rounding differs" in note for note in strict.notes), strict.explain()
+    for mode in ("exact", "epochs"):
+        loose = harness.compare(pipelines.build_floats,
+                                candidate=pipelines.floats_rounded_differently, mode=mode,
+                                rtol=1e-6, atol=1e-6)
+        assert loose.equivalent, loose.explain()
+
+
 # ----------------------------------------------------------------------- report
 
 
