@@ -18,13 +18,22 @@ tests/runtime/test_record_sources.py), not taken from their documentation:
   split from the whole file with vectorised string ops instead.
 * FixedLengthRecordReader keys are ``b"<file>:<record index>"``. Record i starts at
   ``header + i * (hop_bytes or record_bytes)`` and exists iff it ends at or before
-  ``size - footer``; a short remainder is dropped silently. ``FixedLengthRecordDataset``
-  raises on such a remainder and knows no ``hop_bytes``, so records are cut from the whole
-  (decompressed) file with ``tf.strings.substr`` instead.
+  ``size - footer`` of the (decompressed) file; a short remainder is dropped silently.
+  ``FixedLengthRecordDataset`` raises on such a remainder, so it is told a footer that
+  leaves exactly the records TF1 reads (the file is read once first for its size); it knows
+  no ``hop_bytes``, so overlapping or gapped records are cut with ``tf.strings.substr``.
+  A file shorter than ``header_bytes`` gives no records here; TF1 raises OutOfRangeError
+  for it, which a TF1 input loop takes for the end of ALL input.
 * WholeFileReader's key is the filename; IdentityReader's key and value are the work unit.
-* ReaderReadUpTo never spans work units: a batch ends with its file.
+* ReaderReadUpTo never spans work units: a batch ends with its file, and an empty file gives
+  no batch.
+* Errors: a missing file raises NotFoundError (naming the file); a corrupt TFRecord raises
+  DataLossError after the same good records as TF1, whose message does not name the file
+  ("corrupted record at 29"), and neither does tf.data's. A fixed-length file that is not
+  in its ``encoding`` raises DataLossError; a truncated one ends quietly, as in TF1.
 
-The whole-file readers hold one file in memory at a time, as WholeFileReader does.
+TextLine and hop_bytes records hold one (decompressed) file in memory at a time, as
+WholeFileReader does; TFRecord and contiguous fixed-length records stream.
 """
 import tensorflow as tf
 

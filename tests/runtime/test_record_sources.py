@@ -135,6 +135,17 @@ def test_corrupt_tfrecord_is_data_loss_after_the_good_records(records, damage):
         assert len(got) >= len(records)
 
 
+def test_tfrecord_keys_and_errors_across_key_batches(tmp_path):
+    """Keys are formatted in batches of rs._KEY_BATCH: offsets carry across batches, and a
+    corruption inside a batch still yields every good record before it."""
+    records = [bytes([i % 251]) * (i % 7) for i in range(rs._KEY_BATCH * 2 + 5)]
+    good = write_tfrecords(str(tmp_path), "good.tfrecord", records)
+    data = open(good, "rb").read()
+    bad = write(tmp_path, "bad.tfrecord", data[:-3])
+    got, error = assert_same_stream([good, bad], v1.TFRecordReader, rs.tfrecord_records)
+    assert len(got) == 2 * len(records) - 1 and isinstance(error, tf.errors.DataLossError)
+
+
 # --- TextLineReader ------------------------------------------------------------------------
 
 # Line endings are where TextLineDataset and TextLineReader differ: "\r" inside lines,
@@ -185,17 +196,33 @@ def test_fixed_length_stream_matches_tf1(case):
                            lambda f: rs.fixed_length_records(f, **case))
 
 
-def test_file_shorter_than_header_reads_as_no_records(tmp_path):
+@given(data=st.binary(min_size=1, max_size=200), encoding=st.sampled_from(["ZLIB", "GZIP"]),
+       cut=st.floats(0, 1))
+def test_truncated_compressed_fixed_length_file_matches_tf1(data, encoding, cut):
+    compressed = compress(data, encoding)
+    with tempfile.TemporaryDirectory() as d:
+        path = write(d, "f.z", compressed[:int(len(compressed) * cut)])
+        assert_same_stream([path], lambda: v1.FixedLengthRecordReader(3, encoding=encoding),
+                           lambda f: rs.fixed_length_records(f, 3, encoding=encoding))
+
+
+@pytest.mark.parametrize("encoding", COMPRESSIONS)
+def test_file_shorter_than_header_reads_as_no_records(tmp_path, encoding):
     """TF1 fails that work unit with OutOfRangeError, which a TF1 loop takes as the end of
     all input; a per-file dataset cannot end the whole stream, so the shim yields nothing for
     that file and goes on. The records of every other file are the same."""
-    short = write(tmp_path, "short.bin", b"x")
-    full = write(tmp_path, "full.bin", bytes(range(10)))
-    expected, error = tf1_stream([short], lambda: v1.FixedLengthRecordReader(3, header_bytes=2))
+    short = write(tmp_path, "short.bin", compress(b"x", encoding))
+    full = write(tmp_path, "full.bin", compress(bytes(range(10)), encoding))
+
+    def reader():
+        return v1.FixedLengthRecordReader(3, header_bytes=2, encoding=encoding)
+
+    expected, error = tf1_stream([short, full], reader)
     assert expected == [] and error is None  # OutOfRangeError: the loop ends
-    got, error = shim_stream([short, full], lambda f: rs.fixed_length_records(f, 3, 2))
+    got, error = shim_stream([short, full],
+                             lambda f: rs.fixed_length_records(f, 3, 2, encoding=encoding))
     assert error is None
-    assert got == tf1_stream([full], lambda: v1.FixedLengthRecordReader(3, header_bytes=2))[0]
+    assert got == tf1_stream([full], reader)[0]
 
 
 # --- WholeFileReader and IdentityReader ----------------------------------------------------
