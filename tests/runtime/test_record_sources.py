@@ -252,6 +252,13 @@ def test_read_up_to_matches_tf1_and_never_spans_files(files, num_records):
         assert len({key.rsplit(b":", 1)[0] for key in keys}) == 1
 
 
+def test_read_up_to_drops_the_batch_that_hits_a_corrupt_record_like_tf1(tmp_path):
+    good = write_tfrecords(str(tmp_path), "good.tfrecord", [b"a", b"bb", b"c", b"dd", b"e"])
+    bad = write(tmp_path, "bad.tfrecord", open(good, "rb").read()[:-2])
+    _, error = assert_same_stream([good, bad], v1.TFRecordReader, rs.tfrecord_records, up_to=3)
+    assert isinstance(error, tf.errors.DataLossError)
+
+
 @pytest.mark.parametrize("reader, records_of, data", [
     (lambda: v1.TextLineReader(skip_header_lines=1), lambda f: rs.text_line_records(f, 1),
      b"h\n1\n2\n3\n4\n5"),
@@ -336,13 +343,24 @@ def test_lmdb_matches_tf1_or_fails_like_it(tmp_path):
 
 # --- graph mode, as the shim's Session path runs it ----------------------------------------
 
-def test_records_run_in_a_tf1_graph_session(tmp_path):
-    path = write_tfrecords(str(tmp_path), "r.tfrecord", [b"x", b"yy"], "GZIP")
-    expected, _ = tf1_stream([path], lambda: v1.TFRecordReader(options="GZIP"))
+@pytest.mark.parametrize("reader, records_of, data", [
+    (lambda: v1.TFRecordReader(options="GZIP"), lambda f: rs.tfrecord_records(f, "GZIP"), None),
+    (lambda: v1.TextLineReader(skip_header_lines=1), lambda f: rs.text_line_records(f, 1),
+     b"h\nx\r\ny"),
+    (lambda: v1.FixedLengthRecordReader(2, hop_bytes=1, encoding="ZLIB"),
+     lambda f: rs.fixed_length_records(f, 2, hop_bytes=1, encoding="ZLIB"), zlib.compress(b"abc")),
+    (lambda: v1.FixedLengthRecordReader(2, footer_bytes=1),
+     lambda f: rs.fixed_length_records(f, 2, footer_bytes=1), b"abcdef"),
+])
+def test_records_run_in_a_tf1_graph_session(tmp_path, reader, records_of, data):
+    if data is None:
+        path = write_tfrecords(str(tmp_path), "r.tfrecord", [b"x", b"yy"], "GZIP")
+    else:
+        path = write(tmp_path, "f", data)
+    expected, _ = tf1_stream([path], reader)
     got = []
     with tf.Graph().as_default():
-        dataset = tf.data.Dataset.from_tensor_slices([path]).flat_map(
-            lambda f: rs.tfrecord_records(f, "GZIP"))
+        dataset = tf.data.Dataset.from_tensor_slices([path]).flat_map(records_of)
         key, value = v1.data.make_one_shot_iterator(dataset).get_next()
         with v1.Session() as session:
             try:
@@ -350,4 +368,4 @@ def test_records_run_in_a_tf1_graph_session(tmp_path):
                     got.append(_as_lists(session.run([key, value])))
             except tf.errors.OutOfRangeError:
                 pass
-    assert got == expected
+    assert got == expected and got
