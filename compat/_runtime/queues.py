@@ -27,9 +27,13 @@ fed
 """
 from __future__ import annotations
 
+import hashlib
+import uuid
+
 import tensorflow as tf
 from tensorflow.python.data.ops import map_op as _map_op
-from tensorflow.python.ops import data_flow_ops
+from tensorflow.python.framework import random_seed as _random_seed
+from tensorflow.python.ops import data_flow_ops, gen_data_flow_ops
 
 from compat._runtime import lifting, plan
 from compat._runtime.stage_queue import StageQueue
@@ -76,6 +80,37 @@ def _exact_options() -> tf.data.Options:
     options.experimental_optimization.inject_prefetch = False
     options.autotune.enabled = False
     return options
+
+
+_QUEUE_KERNELS = ("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "PriorityQueueV2")
+
+
+def _kernel_shared_name(shared_name):
+    """The shared_name to give a queue kernel.
+
+    In graph mode every shim queue kernel gets one (a unique name when the user gave none):
+    tf.data functions that consume a fed queue find the kernel by it, since a one-shot
+    iterator's dataset cannot capture a queue handle. Each Session still has its own queue.
+    """
+    if tf.executing_eagerly():
+        return shared_name
+    return shared_name or f"compat_queue_{uuid.uuid4().hex}"
+
+
+def _rebuild_in_function(kernel_op: tf.Operation) -> tf.Tensor:
+    """A handle to the queue kernel `kernel_op`, created inside the function being built."""
+    attrs = {key: value for key, value in kernel_op.node_def.attr.items() if key != "_class"}
+    graph = tf.compat.v1.get_default_graph()
+    op = graph._create_op_internal(  # pylint: disable=protected-access
+        kernel_op.type, [], dtypes=[kernel_op.outputs[0].dtype], attrs=attrs,
+        op_def=kernel_op.op_def, name=kernel_op.name.split("/")[-1])
+    return op.outputs[0]
+
+
+def _register_existing_stage(stage: plan.Stage) -> None:
+    # plan.register builds a new iterator; a fed queue's dequeue op already exists and is the
+    # tensor user code holds, so it is entered in the plan's stage table directly.
+    plan._STAGES.setdefault(stage.get_next_op.graph, {})[stage.get_next_op.name] = stage  # pylint: disable=protected-access
 
 
 class QueueBase(data_flow_ops.QueueBase):
@@ -197,31 +232,26 @@ class QueueBase(data_flow_ops.QueueBase):
         return seed2 or seed
 
     def _enqueue_stream(self, enqueue: _Enqueue, parallelism: int) -> tf.data.Dataset:
-        what = f"{self.name} enqueue op {enqueue.op.name!r}"
-        lifted = lifting.lift(enqueue.values, plan.stage_of, what)
-        sources = lifted.sources
-        if sources:
-            upstream = [stage.dataset_factory() for stage in sources]
-            dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
-        else:
-            dataset = tf.data.Dataset.from_tensors(0).repeat()
+        source = plan.element_source(enqueue.values, f"{self.name} enqueue op {enqueue.op.name!r}")
         shapes = [tf.TensorShape([None]).concatenate(shape) if enqueue.many else shape
                   for shape in self._shapes]
 
         def compute(*args):
-            if len(sources) == 1:
-                spec = sources[0].element_spec
-                args = (args if isinstance(spec, tuple) else args[0],)
-            encoded = [stage.encoded(element) for stage, element in zip(sources, args)]
-            values = lifted.function(encoded)
+            values = source.compute(*args)
             # TF1's enqueue kernel checks each value against the queue's shapes at run time.
             return tuple(tf.ensure_shape(value, shape) if shape.rank is not None else value
                          for value, shape in zip(values, shapes))
 
         if parallelism > 1:
-            dataset = dataset.map(compute, num_parallel_calls=parallelism, deterministic=True)
+            # k runner threads run k enqueues at once; TF1's order is then timing-dependent,
+            # and input order is one of its orders.
+            dataset = source.upstream.map(compute, num_parallel_calls=parallelism,
+                                          deterministic=True)
+        elif source.stateful:
+            dataset = source.upstream.map(compute)  # one thread: stateful ops run in order
         else:
-            dataset = dataset.map(compute)
+            dataset = source.upstream.map(compute, num_parallel_calls=plan._PARALLEL_CALLS,  # pylint: disable=protected-access
+                                          deterministic=True)
         if enqueue.many:
             dataset = dataset.unbatch()
         return dataset
@@ -272,12 +302,62 @@ class QueueBase(data_flow_ops.QueueBase):
         self._record_enqueue(op, many=True)
         return op
 
+    def _components(self, dequeued):
+        if self._names:
+            return [dequeued[name] for name in self._names]
+        return list(dequeued) if isinstance(dequeued, (list, tuple)) else [dequeued]
+
+    def _kernel_findable(self) -> bool:
+        """Whether tf.data functions can find this queue's kernel by its shared_name (not so
+        for a `from_list` selection, whose kernel is chosen at run time)."""
+        kernel_op = self.queue_ref.op
+        return kernel_op.type in _QUEUE_KERNELS and bool(kernel_op.get_attr("shared_name"))
+
+    def _fed_dataset(self, dequeue_from) -> tf.data.Dataset | None:
+        """A dataset of `dequeue_from(kernel handle)` results, each taken when requested;
+        None when the kernel cannot be found by name."""
+        if not self._kernel_findable():
+            return None
+        kernel_op = self.queue_ref.op
+
+        def dequeue_in_function(_):
+            return tuple(dequeue_from(_rebuild_in_function(kernel_op)))
+
+        # preserve_cardinality=False: the dequeue's OutOfRangeError (closed and drained)
+        # ends the dataset, as it ends a TF1 consumer loop, instead of becoming an error.
+        return _map_op._MapDataset(  # pylint: disable=protected-access
+            tf.data.Dataset.from_tensors(0).repeat(), dequeue_in_function,
+            preserve_cardinality=False)
+
+    def _fed_stage(self, dequeued, dequeue_from, what):
+        """Make a fed queue's dequeue op a plan stage, so that compiled stages downstream
+        (tf.train.batch, a compiled queue, a reader) consume the queue through tf.data."""
+        components = self._components(dequeued)
+        if not self._kernel_findable():
+            return dequeued
+        shapes = [component.shape for component in components]
+
+        def dequeue_with_shapes(handle):
+            outputs = dequeue_from(handle)
+            for output, shape in zip(outputs, shapes):
+                output.set_shape(shape)
+            return outputs
+
+        op = components[0].op
+        spec = tuple(tf.TensorSpec(component.shape, component.dtype) for component in components)
+        _register_existing_stage(plan.Stage(lambda: self._fed_dataset(dequeue_with_shapes),
+                                            op, spec, f"{self.name} {what}"))
+        return dequeued
+
     def dequeue(self, name=None):
         if self._eager:
             return super().dequeue(name=name)
         self._decide()
         if self._mode == _FED:
-            return super().dequeue(name=name)
+            return self._fed_stage(
+                super().dequeue(name=name),
+                lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes),
+                "dequeue")
         return self._compiled_result(self._compiled_consumer().dequeue(name or f"{self._name}_Dequeue"))
 
     def dequeue_many(self, n, name=None):
@@ -285,7 +365,15 @@ class QueueBase(data_flow_ops.QueueBase):
             return super().dequeue_many(n, name=name)
         self._decide()
         if self._mode == _FED:
-            return super().dequeue_many(n, name=name)
+            dequeued = super().dequeue_many(n, name=name)
+            count = tf.get_static_value(n)
+            if count is None:
+                return dequeued
+            return self._fed_stage(
+                dequeued,
+                lambda handle: gen_data_flow_ops.queue_dequeue_many_v2(handle, count,
+                                                                       self._dtypes),
+                "dequeue_many")
         return self._compiled_result(
             self._compiled_consumer().dequeue_many(n, name or f"{self._name}_DequeueMany"))
 
@@ -294,7 +382,15 @@ class QueueBase(data_flow_ops.QueueBase):
             return super().dequeue_up_to(n, name=name)
         self._decide()
         if self._mode == _FED:
-            return super().dequeue_up_to(n, name=name)
+            dequeued = super().dequeue_up_to(n, name=name)
+            count = tf.get_static_value(n)
+            if count is None:
+                return dequeued
+            return self._fed_stage(
+                dequeued,
+                lambda handle: gen_data_flow_ops.queue_dequeue_up_to_v2(handle, count,
+                                                                        self._dtypes),
+                "dequeue_up_to")
         return self._compiled_result(
             self._compiled_consumer().dequeue_up_to(n, name or f"{self._name}_DequeueUpTo"))
 
@@ -316,18 +412,19 @@ class QueueBase(data_flow_ops.QueueBase):
             self._decide()
         if self._mode == _COMPILED:
             elements = self._compiled_consumer().new_consumer()()
-        else:
+        elif self._eager or not self._kernel_findable():
             def dequeue_one(_):
-                dequeued = data_flow_ops.QueueBase.dequeue(self)
-                if self._names:
-                    return tuple(dequeued[name] for name in self._names)
-                return tuple(dequeued) if len(self._dtypes) > 1 else (dequeued,)
+                return tuple(self._components(data_flow_ops.QueueBase.dequeue(self)))
 
-            # preserve_cardinality=False: the dequeue's OutOfRangeError ends the dataset, as
-            # it ends a TF1 consumer loop, instead of becoming an error.
             elements = _map_op._MapDataset(  # pylint: disable=protected-access
                 tf.data.Dataset.from_tensors(0).repeat(), dequeue_one,
-                preserve_cardinality=False).with_options(_exact_options())
+                preserve_cardinality=False)
+        else:
+            elements = self._fed_dataset(
+                lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes))
+        # Dequeue exactly when asked: a prefetched element would vanish from size() and be
+        # stranded when the consumer stops.
+        elements = elements.with_options(_exact_options())
         if self._names:
             return elements.map(lambda *parts: dict(zip(self._names, parts)))
         if len(self._dtypes) == 1:
@@ -340,12 +437,16 @@ class QueueBase(data_flow_ops.QueueBase):
             raise RuntimeError(f"queue {self.name!r}: readers need graph mode; in eager code "
                                "read files with tf.data (TFRecordDataset, TextLineDataset).")
         self._decide()
-        if self._mode != _COMPILED:
-            raise TypeError(
-                f"a compat.v1 reader cannot read queue {self.name!r}: the queue is fed at run "
-                f"time ({self._why_fed}), so its contents are not part of the tf.data pipeline. "
-                "Fill the filename queue with tf.train.string_input_producer, or enqueue the "
-                "filenames with an op driven by tf.train.QueueRunner (created before the read).")
+        if self._mode == _FED:
+            if not self._kernel_findable():
+                raise TypeError(
+                    f"a compat.v1 reader cannot read queue {self.name!r}: it selects its queue "
+                    "at run time (QueueBase.from_list), which a tf.data pipeline cannot follow. "
+                    "Read each queue with its own reader.")
+            single = len(self._dtypes) == 1
+            return lambda: self._fed_dataset(
+                lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes)
+            ).map(lambda *parts: parts[0] if single else parts)
         return self._compiled_consumer().new_consumer()
 
 
@@ -355,7 +456,7 @@ class FIFOQueue(QueueBase, data_flow_ops.FIFOQueue):
     def __init__(self, capacity, dtypes, shapes=None, names=None, shared_name=None,
                  name="fifo_queue"):
         data_flow_ops.FIFOQueue.__init__(self, capacity, dtypes, shapes=shapes, names=names,
-                                         shared_name=shared_name, name=name)
+                                         shared_name=_kernel_shared_name(shared_name), name=name)
         self._init_shim(capacity=capacity, compilable=True)
 
 
@@ -365,7 +466,7 @@ class PaddingFIFOQueue(QueueBase, data_flow_ops.PaddingFIFOQueue):
     def __init__(self, capacity, dtypes, shapes, names=None, shared_name=None,
                  name="padding_fifo_queue"):
         data_flow_ops.PaddingFIFOQueue.__init__(self, capacity, dtypes, shapes, names=names,
-                                                shared_name=shared_name, name=name)
+                                                shared_name=_kernel_shared_name(shared_name), name=name)
         self._init_shim(capacity=capacity, compilable=True, padded=True)
 
 
@@ -375,10 +476,23 @@ class RandomShuffleQueue(QueueBase, data_flow_ops.RandomShuffleQueue):
 
     def __init__(self, capacity, min_after_dequeue, dtypes, shapes=None, names=None,
                  seed=None, shared_name=None, name="random_shuffle_queue"):
-        # TF's constructor derives the seed pair with get_seed exactly once, as TF1 did.
-        data_flow_ops.RandomShuffleQueue.__init__(
-            self, capacity, min_after_dequeue, dtypes, shapes=shapes, names=names, seed=seed,
-            shared_name=shared_name, name=name)
+        # TF1's constructor, except that the kernel's shared_name may be the shim's own: the
+        # seed pair is derived from the user's arguments (get_seed exactly once, as in TF1).
+        dtypes = data_flow_ops._as_type_list(dtypes)  # pylint: disable=protected-access
+        shapes = data_flow_ops._as_shape_list(shapes, dtypes)  # pylint: disable=protected-access
+        names = data_flow_ops._as_name_list(names, dtypes)  # pylint: disable=protected-access
+        seed1, seed2 = _random_seed.get_seed(seed)
+        if seed1 is None and seed2 is None:
+            seed1, seed2 = 0, 0
+        elif seed is None and shared_name is not None:
+            string = (str(seed1) + shared_name).encode("utf-8")
+            seed2 = int(hashlib.md5(string).hexdigest()[:8], 16) & 0x7FFFFFFF
+        queue_ref = gen_data_flow_ops.random_shuffle_queue_v2(
+            component_types=dtypes, shapes=shapes, capacity=capacity,
+            min_after_dequeue=min_after_dequeue, seed=seed1, seed2=seed2,
+            shared_name=data_flow_ops._shared_name(_kernel_shared_name(shared_name)),  # pylint: disable=protected-access
+            name=name)
+        data_flow_ops.QueueBase.__init__(self, dtypes, shapes, names, queue_ref)
         self._init_shim(capacity=capacity, compilable=True, shuffle=True)
         self._min_after_dequeue = min_after_dequeue
 
@@ -390,7 +504,7 @@ class PriorityQueue(QueueBase, data_flow_ops.PriorityQueue):
     def __init__(self, capacity, types, shapes=None, names=None, shared_name=None,
                  name="priority_queue"):
         data_flow_ops.PriorityQueue.__init__(self, capacity, types, shapes=shapes, names=names,
-                                             shared_name=shared_name, name=name)
+                                             shared_name=_kernel_shared_name(shared_name), name=name)
         self._init_shim(capacity=capacity, compilable=False)
 
 

@@ -156,9 +156,11 @@ def test_last_runner_thread_to_see_out_of_range_closes_the_queue(tf):
         load = source.enqueue_many([fill])
         close_source = source.close()
         target = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
-        runner = tf.train.QueueRunner(target, [target.enqueue([source.dequeue() * 10])] * 3)
+        scale = tf.Variable(10)  # a variable keeps the target a thread-fed queue in the shim
+        runner = tf.train.QueueRunner(target, [target.enqueue([source.dequeue() * scale])] * 3)
         closed = target.is_closed()
         with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
             sess.run(load, {fill: [1, 2, 3, 4, 5]})
             sess.run(close_source)
             threads = runner.create_threads(sess, start=True)

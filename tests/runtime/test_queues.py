@@ -218,13 +218,41 @@ def test_reader_reads_a_compiled_filename_queue(tmp_path):
     assert results[1] == results[0] and len(results[0]) == 6
 
 
-def test_reader_refuses_a_fed_filename_queue_with_the_fix():
+def test_reader_reads_a_filename_queue_filled_by_hand(tmp_path):
+    # The TF1 pattern: enqueue the filenames once with sess.run, close the queue, read.
+    paths = []
+    for shard in range(3):
+        path = str(tmp_path / f"part{shard}.txt")
+        with open(path, "w") as handle:
+            handle.write("".join(f"{shard}:{i}\n" for i in range(2)))
+        paths.append(path)
+    results = []
+    for tf in (legacy_tf, shim_tf):
+        with tf_real.Graph().as_default():
+            names = tf.placeholder(tf.string, [None])
+            filenames = tf.FIFOQueue(10, [tf.string], shapes=[[]])
+            load = filenames.enqueue_many([names])
+            close = filenames.close()
+            _, line = tf.TextLineReader().read(filenames)
+            with tf.Session() as sess:
+                sess.run(load, {names: paths})
+                sess.run(close)
+                got = []
+                try:
+                    while True:
+                        got.append(sess.run(line))
+                except tf_real.errors.OutOfRangeError:
+                    pass
+        results.append(got)
+    assert results[1] == results[0] == [b"0:0", b"0:1", b"1:0", b"1:1", b"2:0", b"2:1"]
+
+
+def test_reader_refuses_a_from_list_queue_with_the_fix():
     with tf_real.Graph().as_default():
-        names = shim_tf.placeholder(shim_tf.string, [None])
-        queue = shim_tf.FIFOQueue(4, [shim_tf.string], shapes=[[]])
-        queue.enqueue_many([names])
-        with pytest.raises(TypeError, match="string_input_producer"):
-            shim_tf.TFRecordReader().read(queue)
+        queues_ = [shim_tf.FIFOQueue(4, [shim_tf.string], shapes=[[]]) for _ in range(2)]
+        selected = shim_tf.QueueBase.from_list(0, queues_)
+        with pytest.raises(TypeError, match="own reader"):
+            shim_tf.TFRecordReader().read(selected)
 
 
 # --- eager and as_dataset -------------------------------------------------------------------------

@@ -420,3 +420,28 @@ def shim_queue_feeding_a_batch(tf):
 def test_compiled_queue_feeds_tf_train_batch():
     legacy, shim = both(shim_queue_feeding_a_batch)
     assert_exact(legacy.values, shim.values)
+
+
+def fed_queue_into_batch(tf):
+    value = tf.placeholder(tf.int32, [])
+    queue = tf.FIFOQueue(4, [tf.int32], shapes=[[]])
+    enqueue = queue.enqueue([value])
+    close = queue.close()
+
+    def feed(sess, coord):
+        with coord.stop_on_exception():
+            for item in range(11):
+                sess.run(enqueue, {value: item})
+            sess.run(close)
+
+    batch = tf.train.batch([queue.dequeue() * 10], batch_size=3,
+                           allow_smaller_final_batch=True)
+    return Pipeline(batch, feeders=[feed], queues=[queue])
+
+
+def test_python_fed_queue_feeds_a_compiled_batch():
+    # The fed queue stays a TF queue; tf.train.batch downstream reads it through tf.data.
+    legacy, shim = both(fed_queue_into_batch)
+    assert_exact(legacy.values, shim.values)
+    assert [len(batch) for batch in shim.values] == [3, 3, 3, 2]
+    assert not shim.queues[0].compiled
