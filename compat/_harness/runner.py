@@ -216,7 +216,8 @@ def inspect_graph(graph, fetch_tensors, queue_runners) -> PipelineFacts:
                      threads_by_queue.get(name, 0))
         for name, op in sorted(queues.items()) if op.type.startswith("RandomShuffleQueue"))
     unseeded_shuffles = tuple(op.name for op in ops if op.type == "RandomShuffle"
-                              and not _attr(op, "seed") and not _attr(op, "seed2"))
+                              and not _attr(op, "seed") and not _attr(op, "seed2")
+                              and not _single_item(op))
     unseeded_random = tuple(op.name for op in ops if op.type != "RandomShuffle"
                             and op.type not in _QUEUE_TYPES
                             and op.type.startswith(_SEEDED_RANDOM_PREFIXES)
@@ -233,6 +234,15 @@ def inspect_graph(graph, fetch_tensors, queue_runners) -> PipelineFacts:
         padded=padded, unseeded_shuffles=unseeded_shuffles, unseeded_random_ops=unseeded_random,
         window_capacity=capacity, window_slack=slack, queue_count=len(queues),
         drops_remainder=dequeue is not None and "DequeueMany" in dequeue.type)
+
+
+def _single_item(shuffle_op) -> bool:
+    """Shuffling one filename (the usual single-file producer) cannot change the order."""
+    try:
+        dim = shuffle_op.inputs[0].shape[0]
+    except (IndexError, ValueError, TypeError):
+        return False
+    return dim is not None and int(dim) <= 1
 
 
 def _in_flight(enqueue_op, queue_op) -> int:

@@ -49,6 +49,19 @@ def build_shuffled(tf):
                                   min_after_dequeue=30, allow_smaller_final_batch=True)
 
 
+def build_indexed_shuffle(tf):
+    """shuffle_batch whose elements carry 'position', their place in the order they entered
+    the shuffle queue (a counter variable, so no re-run can tell it)."""
+    tick = tf.train.range_input_producer(120, num_epochs=1, shuffle=True).dequeue()
+    counter = tf.Variable(-1, dtype=tf.int64, trainable=False,
+                          collections=[tf.GraphKeys.LOCAL_VARIABLES])
+    with tf.control_dependencies([tick]):
+        position = tf.assign_add(counter, 1, use_locking=True)
+    return tf.train.shuffle_batch({"position": position, "value": position * 3}, 8,
+                                  capacity=40, min_after_dequeue=20,
+                                  allow_smaller_final_batch=True)
+
+
 def build_threads(tf):
     """batch with 3 enqueue threads: TF1 order is nondeterministic within a small window."""
     i = tf.train.range_input_producer(40, num_epochs=1, shuffle=False).dequeue()

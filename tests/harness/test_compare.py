@@ -72,6 +72,29 @@ def test_shuffle_batch_auto_uses_epochs_window_stats(pipelines, tf_v1):
     assert report.result("window").metrics["capacity"] == pipelines.SHUFFLE_CAPACITY
 
 
+def test_input_order_from_a_component_carrying_it(pipelines, tf_v1):
+    auto = harness.compare(pipelines.build_indexed_shuffle, candidate=tf_v1)
+    assert auto.result("window").skipped  # unseeded producer: no re-run order
+    report = harness.compare(pipelines.build_indexed_shuffle, candidate=tf_v1,
+                             source_index="['position']")
+    assert report.equivalent, report.explain()
+    assert report.levels == ("epochs", "window", "stats")
+    assert report.result("window").metrics["matched"] == 120
+
+
+def test_input_order_from_a_source_function(pipelines, tf_v1):
+    def in_order(tf):
+        i = tf.train.range_input_producer(pipelines.SHUFFLE_N,
+                                          num_epochs=pipelines.SHUFFLE_EPOCHS,
+                                          shuffle=False).dequeue()
+        return tf.train.batch({"index": i, "value": i * 3}, 10, allow_smaller_final_batch=True)
+
+    report = harness.compare(pipelines.build_shuffled, candidate=pipelines.no_shuffle,
+                             source=in_order, mode="window+stats")
+    assert report.result("window").passed
+    assert not report.result("stats").passed
+
+
 def test_multithreaded_batch_is_not_exact_but_equivalent(pipelines, tf_v1):
     report = harness.compare(pipelines.build_threads, candidate=tf_v1)
     assert report.equivalent, report.explain()
