@@ -86,7 +86,11 @@ def join_pipeline(config, paths):
         common = dict(batch_size=config["batch_size"], capacity=config["capacity"],
                       allow_smaller_final_batch=config["allow_smaller_final_batch"])
         shuffle_args = dict(min_after_dequeue=config["min_after_dequeue"], seed=config["seed"])
-        keep = tf.not_equal(entries[0][1] % 4, 0)
+        # One keep_input serves every entry; computed from one reader, TF1 would make each
+        # entry's enqueue also read from that reader (a timing-dependent stream), so with
+        # several readers it is a constant.
+        keep = (tf.not_equal(entries[0][1] % 4, 0) if config["readers"] == 1
+                else tf.constant(True))
         function = config["function"]
         if function == "batch_join":
             return tf.train.batch_join(entries, **common)
