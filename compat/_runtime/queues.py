@@ -22,8 +22,14 @@ fed
     TF1's blocking and error semantics. Its kernels are asynchronous, so threads blocked in
     `sess.run(enqueue)` on a full queue do not occupy the session's inter-op thread pool (a
     `py_function` buffer would, and deadlocks with more blocked feeders than cores), and its
-    errors are TF1's types (a `py_function` turns them into UnknownError). `as_dataset()` is
-    its tf.data consumer side. This is the only path that needs threads.
+    errors are TF1's types (a `py_function` turns them into UnknownError). Its consumer side
+    is also a tf.data source: a dataset that dequeues from the kernel (found by shared_name)
+    one element per request, so compiled stages downstream (`tf.train.batch`, a compiled
+    queue, a reader of a filename queue filled by hand) read it without threads of their own,
+    and `as_dataset()` hands it to eager code and Keras. This is the only path that needs
+    threads, and only the user's feeders or the runners of its own enqueue ops.
+
+A compiled queue's `size()` stays 0 (nothing is buffered where a session could see it).
 """
 from __future__ import annotations
 
@@ -403,10 +409,9 @@ class QueueBase(data_flow_ops.QueueBase):
         OutOfRangeError: when the queue is closed and drained. Use it to hand a queue to
         eager code or Keras: `model.fit(queue.as_dataset().batch(32))`.
 
-        For a compiled queue this is one more consumer of the compiled pipeline (consumers
-        share the elements). For a fed queue each element is one dequeue, done when the
-        element is requested; a graph-mode consumer of a fed queue needs an initializable
-        iterator, since the dataset reads the queue's kernel.
+        For a compiled queue this is the queue's one consumer (see `_compiled_consumer`). For
+        a fed queue each element is one dequeue, done when the element is requested (no
+        prefetch), so other consumers of the queue share its elements as in TF1.
         """
         if not self._eager:
             self._decide()

@@ -337,10 +337,9 @@ def test_graph_as_dataset_of_a_fed_queue_reads_the_queue():
         queue = shim_tf.FIFOQueue(10, [shim_tf.int32], shapes=[[]])
         fill = queue.enqueue_many([value])
         close = queue.close()
-        iterator = shim_tf.data.make_initializable_iterator(queue.as_dataset().batch(2))
+        iterator = shim_tf.data.make_one_shot_iterator(queue.as_dataset().batch(2))
         batch = iterator.get_next()
         with shim_tf.Session() as sess:
-            sess.run(iterator.initializer)
             sess.run(fill, {value: [5, 6, 7]})
             sess.run(close)
             assert sess.run(batch).tolist() == [5, 6]
