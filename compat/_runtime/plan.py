@@ -98,9 +98,13 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str):
         element = iterator.get_next(name=name)
     flat = tf.nest.flatten(element, expand_composites=True)
     get_next_op = _get_next_op_of(flat)
-    stage = Stage(dataset_factory, get_next_op, dataset.element_spec, name)
-    _STAGES.setdefault(graph, {})[get_next_op.name] = stage
+    add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name))
     return element
+
+
+def add_stage(stage: Stage) -> None:
+    """Enter a stage whose consumer op already exists (e.g. a fed queue's dequeue)."""
+    _STAGES.setdefault(stage.get_next_op.graph, {})[stage.get_next_op.name] = stage
 
 
 def _get_next_op_of(flat_tensors) -> tf.Operation:
@@ -133,13 +137,20 @@ class ElementSource:
     stateful: bool
     dense: bool
 
-    def computed(self) -> tf.data.Dataset:
-        if self.stateful:
-            return self.upstream.map(self.compute)
-        # A stateless computation gives the same values in any order; deterministic=True
-        # keeps TF1's element order while every core works.
-        return self.upstream.map(self.compute, num_parallel_calls=_PARALLEL_CALLS,
-                                 deterministic=True)
+    def computed(self, finish: Callable | None = None, parallelism: int = 1) -> tf.data.Dataset:
+        """The computed elements, in upstream order.
+
+        finish: applied to each computed structure (e.g. shape checks).
+        parallelism: calls TF1 ran at once (k runner threads); up to the core count is used
+            anyway when the computation is stateless, since order is kept either way.
+        """
+        compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
+        if parallelism <= 1 and self.stateful:
+            return self.upstream.map(compute)  # one thread: stateful ops run in TF1's order
+        # deterministic=True keeps input order, which TF1 gives with one thread and is one
+        # of its orders with several.
+        calls = parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
+        return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
 
 
 def element_source(structure, what: str) -> ElementSource:

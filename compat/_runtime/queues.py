@@ -113,12 +113,6 @@ def _rebuild_in_function(kernel_op: tf.Operation) -> tf.Tensor:
     return op.outputs[0]
 
 
-def _register_existing_stage(stage: plan.Stage) -> None:
-    # plan.register builds a new iterator; a fed queue's dequeue op already exists and is the
-    # tensor user code holds, so it is entered in the plan's stage table directly.
-    plan._STAGES.setdefault(stage.get_next_op.graph, {})[stage.get_next_op.name] = stage  # pylint: disable=protected-access
-
-
 class QueueBase(data_flow_ops.QueueBase):
     """TF1's `tf.QueueBase` (see the module docstring for compiled vs fed)."""
 
@@ -242,22 +236,14 @@ class QueueBase(data_flow_ops.QueueBase):
         shapes = [tf.TensorShape([None]).concatenate(shape) if enqueue.many else shape
                   for shape in self._shapes]
 
-        def compute(*args):
-            values = source.compute(*args)
+        def with_shapes(values):
             # TF1's enqueue kernel checks each value against the queue's shapes at run time.
             return tuple(tf.ensure_shape(value, shape) if shape.rank is not None else value
                          for value, shape in zip(values, shapes))
 
-        if parallelism > 1:
-            # k runner threads run k enqueues at once; TF1's order is then timing-dependent,
-            # and input order is one of its orders.
-            dataset = source.upstream.map(compute, num_parallel_calls=parallelism,
-                                          deterministic=True)
-        elif source.stateful:
-            dataset = source.upstream.map(compute)  # one thread: stateful ops run in order
-        else:
-            dataset = source.upstream.map(compute, num_parallel_calls=plan._PARALLEL_CALLS,  # pylint: disable=protected-access
-                                          deterministic=True)
+        # k runner threads run k enqueues at once: TF1's order is then timing-dependent, and
+        # input order is one of its orders.
+        dataset = source.computed(finish=with_shapes, parallelism=parallelism)
         if enqueue.many:
             dataset = dataset.unbatch()
         return dataset
@@ -351,7 +337,7 @@ class QueueBase(data_flow_ops.QueueBase):
 
         op = components[0].op
         spec = tuple(tf.TensorSpec(component.shape, component.dtype) for component in components)
-        _register_existing_stage(plan.Stage(lambda: self._fed_dataset(dequeue_with_shapes),
+        plan.add_stage(plan.Stage(lambda: self._fed_dataset(dequeue_with_shapes),
                                             op, spec, f"{self.name} {what}"))
         return dequeued
 
