@@ -73,8 +73,10 @@ _BATCH_THREADS = ("Threads: num_threads > 1 makes TF1's order nondeterministic; 
                   "parallelism belongs to map(num_parallel_calls=...), order stays deterministic "
                   "unless options.deterministic=False.")
 _SHUFFLE_WINDOW = ("Shuffle window: TF1 samples from a queue holding between min_after_dequeue and "
-                   "capacity elements and mixes across epoch boundaries; shuffle(min_after_dequeue) "
-                   "placed after repeat() reproduces that, before repeat() it keeps epochs apart.")
+                   "capacity elements and mixes across epoch boundaries, so the j-th output is one "
+                   "of the first j + capacity inputs; shuffle(capacity) placed after repeat() keeps "
+                   "that bound and mixes epochs (the shim does exactly this), before repeat() it "
+                   "keeps epochs apart.")
 _SEEDS = ("Seeds: TF1 derives the op seed from the graph seed; the same seeds give a different "
           "order in tf.data (the shim reproduces TF1's order bit-for-bit).")
 _ENQUEUE_MANY = ("enqueue_many=True means the inputs are already batches: add .unbatch() "
@@ -116,7 +118,7 @@ _BATCH_WHEN = (
     ((("enqueue_many", "True"),), "dataset.unbatch()." + _BATCH_TF_DATA[8:]),
     ((("dynamic_pad", "True"),), _PADDED_TF_DATA),
 )
-_SHUFFLE_BATCH_TF_DATA = ("dataset.shuffle({min_after_dequeue}, seed={seed})"
+_SHUFFLE_BATCH_TF_DATA = ("dataset.shuffle({capacity}, seed={seed})"
                           ".batch({batch_size}, drop_remainder={not_allow_smaller_final_batch})")
 _SHUFFLE_BATCH_WHEN = (
     ((("enqueue_many", "True"),), "dataset.unbatch()." + _SHUFFLE_BATCH_TF_DATA[8:]),

@@ -23,7 +23,7 @@ def test_exit_1_when_findings(capsys):
     assert main([fixture("mnist_tutorial.py")]) == 1
     out = capsys.readouterr().out
     assert "TFQ202 tf.train.shuffle_batch(" in out
-    assert "    tf.data: dataset.shuffle(1000, seed=None).batch(BATCH_SIZE, drop_remainder=True)" in out
+    assert "    tf.data: dataset.shuffle(2000, seed=None).batch(BATCH_SIZE, drop_remainder=True)" in out
 
 
 @pytest.mark.parametrize("args", [

@@ -225,7 +225,7 @@ def test_rules_partition_the_table():
      "dataset.padded_batch(8, drop_remainder=True)"),
     ("import tensorflow as tf\ntf.train.shuffle_batch([x], batch_size=128, capacity=2000, "
      "min_after_dequeue=1000, seed=42)",
-     "dataset.shuffle(1000, seed=42).batch(128, drop_remainder=True)"),
+     "dataset.shuffle(2000, seed=42).batch(128, drop_remainder=True)"),
     ("import tensorflow as tf\ntf.TextLineReader(skip_header_lines=1)",
      "filenames.flat_map(lambda f: tf.data.TextLineDataset(f).skip(1))"),
     ("import tensorflow as tf\nf = tf.train.batch",  # not a call: TF1 defaults, names for the rest
