@@ -87,7 +87,10 @@ _PRODUCER_EPOCHS = ("Epochs: each epoch is a full permutation and epochs never m
                     "ends the input with OutOfRangeError (a local variable counts epochs, so "
                     "run local_variables_initializer); the tf.data form ends the iteration.")
 _READER = ("Readers pull filenames from a queue and keep per-file state; in tf.data the reader "
-           "is a dataset built per filename inside flat_map/interleave.")
+           "is a dataset built per filename inside flat_map/interleave. The shim's readers "
+           "give TF1's keys and values; num_records_produced, num_work_units_completed and "
+           "serialize/restore_state raise NotImplementedError (no per-reader state exists), "
+           "reset() is a no-op.")
 _NO_THREADS = ("tf.data needs no Python threads: iterating the dataset (or get_next() in graph "
                "mode) drives the whole pipeline.")
 _IMPLICIT_RUNNERS = ("Starts every QueueRunner in the QUEUE_RUNNERS collection by itself. With "
@@ -201,7 +204,7 @@ ROWS: tuple = (
            tf_data_when=(
                ((("options", "None"),), "filenames.flat_map(tf.data.TFRecordDataset)"),
            ),
-           notes=(_READER + " TFRecordReader's key (b'file:index') has no tf.data equivalent; "
+           notes=(_READER + " TFRecordReader's key (b'file:byte_offset') has no tf.data equivalent; "
                   "compression comes from TFRecordOptions, in tf.data from compression_type."),
            aliases=(f"{_IO_OPS}.TFRecordReader",),
            params=("name=None", "options=None")),
