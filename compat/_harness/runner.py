@@ -8,12 +8,13 @@ TensorFlow is imported inside functions only: ``compat.harness`` must import wit
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 import types
 from dataclasses import dataclass, field
 
-from compat._harness.streams import Stream, batch_size, leaves, normalize
+from compat._harness.streams import Stream, leaves, normalize
 
 #: ``__name__`` of the modules that a legacy pipeline may use as ``tf``.
 V1_MODULE_NAMES = frozenset({"tensorflow.compat.v1", "tensorflow._api.v2.compat.v1", "compat.v1"})
@@ -165,9 +166,7 @@ class PipelineFacts:
     def to_json(self) -> dict:
         return {
             "batched": self.batched,
-            "shuffle_queues": [vars(q) if not hasattr(q, "__dataclass_fields__") else
-                               {k: getattr(q, k) for k in q.__dataclass_fields__}
-                               for q in self.shuffle_queues],
+            "shuffle_queues": [dataclasses.asdict(q) for q in self.shuffle_queues],
             "max_enqueue_threads": self.max_enqueue_threads,
             "joins": self.joins,
             "padded": self.padded,
@@ -348,8 +347,8 @@ def run_side(fn, module=None, *, max_batches=None, graph_seed=None, timeout=120.
         threads = []
         session = tf.Session(graph=graph)
         try:
-            session.run([tf_real.global_variables_initializer(),
-                         tf_real.local_variables_initializer()])
+            # The side's own module builds the initializers, so a shim can hook into them.
+            session.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
             for op in init_ops:
                 session.run(op)
             coord = tf.train.Coordinator()
@@ -432,4 +431,4 @@ def _describe(fn) -> str:
 
 
 __all__ = ["SideRun", "PipelineFacts", "ShuffleQueue", "run_side", "bind_tf", "inspect_graph",
-           "legacy_module", "shim_module", "batch_size"]
+           "legacy_module", "shim_module"]

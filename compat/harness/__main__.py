@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
@@ -33,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-batches", type=int, default=1000,
                         help="batches per side (0: until OutOfRangeError); default 1000")
     parser.add_argument("--graph-seed", type=int, default=None, help="tf.set_random_seed value")
+    parser.add_argument("--source", default=None, metavar="MODULE:FUNCTION",
+                        help="build(tf) whose stream is the input order (for window/stats)")
     parser.add_argument("--source-index", default=None,
                         help="component carrying each element's input position, e.g. \"[0]\"")
     parser.add_argument("--rtol", type=float, default=0.0)
@@ -102,6 +103,7 @@ def main(argv=None) -> int:
                                     graph_seed=args.graph_seed, timeout=args.timeout)
             print(f"recorded {len(golden.stream.batches)} batch(es) to {args.record}")
             return 0
+        source = load_target(args.source) if args.source else None
         legacy = None
         if args.replay:
             legacy = harness.replay(args.replay, build=build, graph_seed=args.graph_seed,
@@ -115,7 +117,8 @@ def main(argv=None) -> int:
     try:
         report = harness.compare(build, candidate, mode=args.mode, max_batches=max_batches,
                                  legacy=legacy, graph_seed=args.graph_seed,
-                                 source_index=args.source_index, rtol=args.rtol,
+                                 source=source, source_index=args.source_index,
+                                 rtol=args.rtol,
                                  atol=args.atol, alpha=args.alpha, timeout=args.timeout)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
