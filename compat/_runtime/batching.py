@@ -164,8 +164,11 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
     For a stateless per-element computation (parse, decode, cast...) this gives the same
     batches as computing per element and then batching, since nothing between the two is
     filtered; `tf.vectorized_map` turns e.g. parse_single_example into one parse of the
-    batch, which is where most of the time goes. Returns None when the computation cannot be
-    vectorized, and the caller computes per element.
+    batch, which is where most of the time goes. Only exact conversions are used: an op
+    without a vectorized form (DecodeRaw, for one) would run in pfor's per-element loop,
+    which fails at run time when per-element intermediate shapes differ, where TF1 and the
+    per-element path do not. Returns None when the computation cannot be vectorized, and the
+    caller computes per element.
     """
     source = plan.element_source(tuple(tensor_list), api)
     if source.stateful or not source.dense:
@@ -177,7 +180,7 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
         def per_element(element):
             return source.compute(*element) if packed else source.compute(element)
         values = tf.vectorized_map(per_element, batched if packed else batched[0],
-                                   fallback_to_while_loop=True)
+                                   fallback_to_while_loop=False)
         return tuple(tf.ensure_shape(value, tf.TensorShape([None]).concatenate(shape))
                      if shape is not None and value.shape[1:] != shape else value
                      for value, shape in zip(values, shapes))

@@ -226,3 +226,19 @@ def test_whole_file_and_identity_readers_are_bit_exact(tmp_path, legacy, shim):
     for pipeline in (whole_files, identity):
         assert_streams_equal(run_stream(legacy, pipeline, graph_seed=3),
                              run_stream(shim, pipeline, graph_seed=3))
+
+
+def ragged_intermediates(tf):
+    """Per-element values of varying length, made uniform before batching."""
+    queue = tf.train.string_input_producer([f"{'x' * (i + 2)}-{i}" for i in range(7)],
+                                           num_epochs=2, shuffle=False)
+    record = queue.dequeue()
+    head = tf.reshape(tf.decode_raw(record, tf.uint8)[:2], [2])
+    pieces = tf.size(tf.strings.split([record], "x").values)
+    return tf.train.batch([head, pieces, tf.strings.length(record)], batch_size=3,
+                          allow_smaller_final_batch=True)
+
+
+def test_varying_intermediate_shapes_batch_like_tf1(legacy, shim):
+    assert_streams_equal(run_stream(legacy, ragged_intermediates),
+                         run_stream(shim, ragged_intermediates))
