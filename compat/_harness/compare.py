@@ -296,12 +296,23 @@ def _errors_result(legacy: Stream, candidate: Stream) -> LevelResult:
 def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, inputs, notes, rtol,
                 atol):
     check_counts = True
+    universe = None
     if epoch_size is None and facts.epochs_separable:
         epoch_size = L.detect_epoch_size(legacy_stream)
+        if epoch_size is None and not facts.deterministic:
+            # Less than two full epochs in the run, and the last one's content is random
+            # (shuffled producer): learn the epoch from the whole input instead.
+            universe = inputs.everything()
+            if universe is not None:
+                epoch_size = L.detect_epoch_size(universe)
+                if epoch_size is None and not universe.truncated:
+                    epoch_size = len(universe.elements()) or None  # a single epoch
+                if epoch_size is None:
+                    universe = None
     if legacy_stream.truncated and not epoch_size:
         # Cut inside a mixing run, each side's prefix is a different random subset.
         check_counts = facts.deterministic
-    tolerance, universe = 0, None
+    tolerance = 0
     if facts.drops_remainder and not facts.epochs_separable and legacy_stream.batches \
             and not legacy_stream.truncated:
         tolerance = max(legacy_stream.batch_sizes()) - 1

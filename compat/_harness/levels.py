@@ -226,8 +226,10 @@ def epochs(legacy, candidate, *, epoch_size: int | None = None, check_counts: bo
                  others: with ``allow_smaller_final_batch=False`` TF1 drops the elements left
                  in a mixing queue at the end, and which ones is random (``compare`` sets it
                  to batch_size - 1 for such pipelines).
-    universe:    every input element (a Stream or batches, any order); when given, elements
-                 accepted under ``remainder_tolerance`` must be among them.
+    universe:    every input element (a Stream or batches, epochs in order); when given,
+                 elements accepted under ``remainder_tolerance`` must be among them, and its
+                 first ``epoch_size`` elements are the full epoch a partial one is checked
+                 against (needed when the legacy run holds less than one full epoch).
     rtol, atol:  float components of an element match within this tolerance (see ``snap``).
 
     Missing/extra elements are reported with where they sit in the stream; when every component
@@ -262,8 +264,9 @@ def epochs(legacy, candidate, *, epoch_size: int | None = None, check_counts: bo
         allowed = None
         if universe is not None:
             allowed = element_counter(universe.elements())
-        more, tolerated = _multiset_findings(legacy, candidate, elements_l, elements_c,
-                                             epoch_size, remainder_tolerance, allowed)
+        more, tolerated = _multiset_findings(
+            legacy, candidate, elements_l, elements_c, epoch_size, remainder_tolerance, allowed,
+            universe.elements() if universe is not None else None)
         findings.extend(more)
     metrics["tolerated_remainder_differences"] = tolerated
     scope = (f"per epoch of {epoch_size} element(s)" if epoch_size else "per run") \
@@ -282,18 +285,22 @@ def _chunks(elements, size):
 
 
 def _multiset_findings(legacy, candidate, elements_l, elements_c, epoch_size, tolerance,
-                       allowed=None):
+                       allowed=None, universe_elements=None):
     findings = []
     tolerated = 0
     chunks_l, chunks_c = _chunks(elements_l, epoch_size), _chunks(elements_c, epoch_size)
-    full_epoch = element_counter(chunks_l[0]) if epoch_size and chunks_l else None
+    full_epoch = None
+    if epoch_size and universe_elements is not None:
+        full_epoch = element_counter(universe_elements[:epoch_size])
+    elif epoch_size and chunks_l and len(chunks_l[0]) == epoch_size:
+        full_epoch = element_counter(chunks_l[0])
     all_l, all_c = element_counter(elements_l), element_counter(elements_c)
     for number in range(max(len(chunks_l), len(chunks_c))):
         part_l = chunks_l[number] if number < len(chunks_l) else []
         part_c = chunks_c[number] if number < len(chunks_c) else []
         counts_l, counts_c = element_counter(part_l), element_counter(part_c)
         where = f"epoch {number}" if epoch_size else "the run"
-        if epoch_size and number > 0 and len(part_l) < epoch_size:
+        if epoch_size and full_epoch is not None and len(part_l) < epoch_size:
             # A cut epoch: which of its elements arrived is random; they must be real ones.
             counts_l, where = full_epoch, f"epoch {number} (partial)"
             if not counts_c - counts_l:

@@ -62,6 +62,13 @@ def build_indexed_shuffle(tf):
                                   allow_smaller_final_batch=True)
 
 
+def build_partial_epoch(tf):
+    """Unseeded producer shuffle, 2 epochs of 4, batches of 3 with the remainder dropped:
+    the run holds one full epoch and a random half of the next."""
+    i = tf.train.range_input_producer(4, num_epochs=2, shuffle=True).dequeue()
+    return tf.train.batch([i], 3)
+
+
 def build_threads(tf):
     """batch with 3 enqueue threads: TF1 order is nondeterministic within a small window."""
     i = tf.train.range_input_producer(40, num_epochs=1, shuffle=False).dequeue()

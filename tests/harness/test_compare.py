@@ -1,6 +1,7 @@
 """compare() against legacy TF1 queues: legacy-vs-legacy passes, broken candidates are flagged."""
 import json
 
+import numpy as np
 import pytest
 
 from compat import harness
@@ -54,6 +55,16 @@ def test_producer_shuffle_compares_per_epoch(pipelines, tf_v1):
     assert report.equivalent, report.explain()
     assert report.levels[0] == "epochs"
     assert report.result("epochs").metrics["epoch_size"] == pipelines.EPOCH
+
+
+def test_random_partial_epoch_is_compared_against_the_full_epoch(pipelines, tf_v1):
+    for _ in range(4):  # each run keeps a different random part of the second epoch
+        report = harness.compare(pipelines.build_partial_epoch, candidate=tf_v1)
+        assert report.equivalent, report.explain()
+        assert report.result("epochs").metrics["epoch_size"] == 4
+    wrong = [np.array([0, 1, 2], np.int32), np.array([2, 0, 1], np.int32)]
+    report = harness.compare(pipelines.build_partial_epoch, candidate=wrong)
+    assert not report.equivalent, report.explain()
 
 
 def test_shuffle_batch_legacy_runs_pass_every_level_including_stats(pipelines, tf_v1):
