@@ -28,20 +28,37 @@ def exact(legacy, candidate, *, rtol: float = 0.0, atol: float = 0.0) -> LevelRe
 
     With ``rtol``/``atol`` left at 0, floats must be bit-identical (NaN equals NaN);
     otherwise ``numpy.isclose`` semantics apply to float components.
+
+    Findings: every differing component of the first differing batch, one line listing the
+    later differing batches, the batch count, and what the element multisets say (elements
+    missing/extra, or "same elements in another order").
     """
     legacy, candidate = as_stream(legacy), as_stream(candidate)
     findings = []
     n_legacy, n_candidate = len(legacy.batches), len(candidate.batches)
+    differing = []
     for index in range(min(n_legacy, n_candidate)):
-        findings.extend(_compare_batches(index, legacy.batches[index], candidate.batches[index],
-                                         rtol, atol))
-    if n_legacy != n_candidate:  # after the compared prefix, so it sorts last
+        problems = _compare_batches(index, legacy.batches[index], candidate.batches[index],
+                                    rtol, atol)
+        if problems:
+            differing.append(index)
+            if len(differing) == 1:
+                findings.extend(problems)
+    if len(differing) > 1:
+        later = differing[1:]
+        shown = ", ".join(str(b) for b in later[:10]) + (", ..." if len(later) > 10 else "")
+        findings.append(Finding("value", f"{len(later)} later batch(es) differ too: {shown}",
+                                batch=later[0]))
+    if n_legacy != n_candidate:
         findings.append(Finding(
             "batch_count", f"legacy produced {n_legacy} batch(es), candidate {n_candidate}",
             batch=min(n_legacy, n_candidate)))
-    differing = sorted({f.batch for f in findings if f.kind != "batch_count"})
+    metrics = {"batches": n_legacy, "differing_batches": len(differing)}
     fail = None
     if findings:
+        element_note = _element_summary(legacy, candidate, rtol, atol, metrics)
+        if element_note is not None:
+            findings.append(element_note)
         first = findings[0]
         fail = (f"first difference in batch {first.batch}"
                 + (f" at {first.path}" if first.path else "") + f": {first.message}"
@@ -49,7 +66,29 @@ def exact(legacy, candidate, *, rtol: float = 0.0, atol: float = 0.0) -> LevelRe
     return level_result("exact", findings,
                         f"{n_legacy} batch(es) identical"
                         + (f" within rtol={rtol}, atol={atol}" if rtol or atol else ""),
-                        fail, metrics={"batches": n_legacy, "differing_batches": len(differing)})
+                        fail, metrics=metrics)
+
+
+def _element_summary(legacy, candidate, rtol, atol, metrics):
+    """Missing/extra element counts behind an exact mismatch (None when not computable)."""
+    try:
+        matched = snap(candidate, [legacy], rtol=rtol, atol=atol)
+        counts_l, counts_c = element_counter(legacy.elements()), \
+            element_counter(matched.elements())
+    except Exception:  # noqa: BLE001 - ragged or odd data: the batch findings still stand
+        return None
+    missing, extra = counts_l - counts_c, counts_c - counts_l
+    metrics["missing_elements"] = sum(missing.values())
+    metrics["extra_elements"] = sum(extra.values())
+    if not missing and not extra:
+        return Finding("order", "same elements, in a different order")
+    first_missing = next((e for e in legacy.elements() if e.keys in missing), None)
+    first_extra = next((e for e in reversed(matched.elements()) if e.keys in extra), None)
+    return Finding(
+        "elements", f"{sum(missing.values())} element(s) missing from the candidate, "
+        f"{sum(extra.values())} extra", batch=(first_missing or first_extra).batch,
+        legacy=_render_element(legacy, first_missing) if first_missing else None,
+        candidate=_render_element(candidate, first_extra) if first_extra else None)
 
 
 def _compare_batches(index, left, right, rtol, atol):

@@ -153,6 +153,8 @@ def test_flags_dropped_element(pipelines):
     assert not report.equivalent
     first = report.result("exact").findings[0]
     assert first.batch == 1 and first.path == "['index']"
+    assert report.result("exact").metrics["missing_elements"] == 1
+    assert "1 element(s) missing from the candidate, 0 extra" in report.explain()
     epochs = harness.compare(pipelines.build_counting, candidate=pipelines.dropped_element,
                              mode="epochs")
     assert "missing" in kinds(epochs), epochs.explain()
@@ -171,6 +173,7 @@ def test_flags_swapped_batches(pipelines):
     assert not report.equivalent
     assert report.result("exact").findings[0].batch == 0
     assert "2 differing batch(es)" in report.result("exact").summary
+    assert "order" in kinds(report)  # same elements, in a different order
     # Same elements: the weaker level cannot see it, which is why auto picks exact here.
     assert harness.compare(pipelines.build_counting, candidate=pipelines.swapped_batches,
                            mode="epochs").equivalent
