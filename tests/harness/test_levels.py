@@ -34,7 +34,9 @@ def test_exact_reports_dtype_shape_structure_and_count():
     assert harness.exact(legacy, [np.arange(4, dtype=np.int32)]).findings[0].kind == "shape"
     assert harness.exact(legacy, [(np.arange(3, dtype=np.int32),)]).findings[0].kind == \
         "structure"
-    assert harness.exact(legacy, legacy * 2).findings[-1].kind == "batch_count"
+    doubled = harness.exact(legacy, legacy * 2)
+    assert [f.kind for f in doubled.findings] == ["batch_count", "elements"]
+    assert doubled.metrics["extra_elements"] == 3
 
 
 def test_exact_float_bits_and_tolerance():
