@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from compat._runtime import plan
+from compat._runtime import plan, vectorize
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -159,34 +159,21 @@ def _needs_shape_check(element_spec, shapes):
 
 
 def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shapes, api):
-    """Batch the raw upstream elements first, then compute whole batches at once.
+    """Batches computed whole (see `vectorize`), or None to compute per element.
 
-    For a stateless per-element computation (parse, decode, cast...) this gives the same
-    batches as computing per element and then batching, since nothing between the two is
-    filtered; `tf.vectorized_map` turns e.g. parse_single_example into one parse of the
-    batch, which is where most of the time goes. Only exact conversions are used: an op
-    without a vectorized form (DecodeRaw, for one) would run in pfor's per-element loop,
-    which fails at run time when per-element intermediate shapes differ, where TF1 and the
-    per-element path do not. Returns None when the computation cannot be vectorized, and the
-    caller computes per element.
+    Valid because nothing between the computation and the batch filters elements; the
+    shuffle, if any, reorders raw elements instead of computed ones, which for a stateless
+    computation is the same thing.
     """
     source = plan.element_source(tuple(tensor_list), api)
     if source.stateful or not source.dense:
         return None
+    element_specs = tuple(tf.TensorSpec(shape, tensor.dtype)
+                          for shape, tensor in zip(shapes, tensor_list))
     raw = shuffled(source.upstream).batch(batch_size, drop_remainder=drop_remainder)
-    packed = isinstance(raw.element_spec, tuple)
-
-    def compute_batch(*batched):
-        def per_element(element):
-            return source.compute(*element) if packed else source.compute(element)
-        values = tf.vectorized_map(per_element, batched if packed else batched[0],
-                                   fallback_to_while_loop=False)
-        return tuple(tf.ensure_shape(value, tf.TensorShape([None]).concatenate(shape))
-                     if shape is not None and value.shape[1:] != shape else value
-                     for value, shape in zip(values, shapes))
-
     try:
-        return raw.map(compute_batch, num_parallel_calls=_PARALLEL_BATCHES, deterministic=True)
+        return raw.map(vectorize.batch_computation(source, element_specs),
+                       num_parallel_calls=_PARALLEL_BATCHES, deterministic=True)
     except (ValueError, NotImplementedError, TypeError):  # pfor cannot convert an op
         return None
 

@@ -43,11 +43,13 @@ class Lifted:
         computed structure. Must be called while building a tf.data function.
     stateful: some lifted op keeps state between calls (random ops, asserts...), so calls
         must stay sequential for the results to be TF1's.
+    ops: the lifted ops of the user's graph, in creation order.
     """
 
     sources: tuple
     function: Callable
     stateful: bool
+    ops: tuple
 
 
 def _check_liftable(op: tf.Operation, what: str) -> None:
@@ -113,20 +115,23 @@ def lift(structure, stage_of, what: str) -> Lifted:
     flat = tf.nest.flatten(structure, expand_composites=True)
     ops, sources = _subgraph(flat, stage_of, what)
 
-    def function(encoded_elements):
+    def function(encoded_elements, probes=()):
+        """The computed structure; with `probes` (tensors of the lifted subgraph), also
+        their computed values: (structure, probe values)."""
         source_values = {stage.get_next_op.name: list(encoded)
                          for stage, encoded in zip(sources, encoded_elements)}
         copied = {}
         for op in ops:
             _copy_op(op, copied, source_values)
-        outputs = []
-        for tensor in flat:
+
+        def value_of(tensor):
             if tensor.op.name in source_values:
-                value = source_values[tensor.op.name][tensor.value_index]
-            else:
-                value = copied[tensor.op.name].outputs[tensor.value_index]
-            outputs.append(value)
-        return tf.nest.pack_sequence_as(structure, outputs, expand_composites=True)
+                return source_values[tensor.op.name][tensor.value_index]
+            return copied[tensor.op.name].outputs[tensor.value_index]
+
+        result = tf.nest.pack_sequence_as(structure, [value_of(t) for t in flat],
+                                          expand_composites=True)
+        return (result, tuple(value_of(t) for t in probes)) if probes else result
 
     stateful = any(op.op_def.is_stateful for op in ops)
-    return Lifted(sources, function, stateful)
+    return Lifted(sources, function, stateful, tuple(ops))

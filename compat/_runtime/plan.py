@@ -126,7 +126,9 @@ class ElementSource:
 
     upstream: dataset of the raw upstream elements (zipped when there are several stages).
     compute:  map function turning one upstream element (as `Dataset.map` passes it) into the
-              computed structure.
+              computed structure; `compute(*args, probes=tensors)` also returns the values of
+              those tensors of the lifted subgraph.
+    lifted_ops: the user's ops the computation re-creates.
     stateful: whether compute keeps state between calls (see `lifting.Lifted`).
     dense:    every upstream component is a plain tensor (no sparse/ragged encodings), so
               upstream elements can be batched before computing.
@@ -136,6 +138,7 @@ class ElementSource:
     compute: Callable
     stateful: bool
     dense: bool
+    lifted_ops: tuple
 
     def computed(self, finish: Callable | None = None, parallelism: int = 1) -> tf.data.Dataset:
         """The computed elements, in upstream order.
@@ -163,17 +166,17 @@ def element_source(structure, what: str) -> ElementSource:
     else:
         dataset = tf.data.Dataset.from_tensors(0).repeat()
 
-    def compute(*args):
+    def compute(*args, probes=()):
         if len(sources) == 1:
             # map() unpacks a tuple element into positional arguments; pack it back.
             spec = sources[0].element_spec
             args = (args if isinstance(spec, tuple) else args[0],)
         encoded = [stage.encoded(element) for stage, element in zip(sources, args)]
-        return lifted.function(encoded)
+        return lifted.function(encoded, probes)
 
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))
-    return ElementSource(dataset, compute, lifted.stateful, dense)
+    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops)
 
 
 def element_dataset(structure, what: str) -> tf.data.Dataset:

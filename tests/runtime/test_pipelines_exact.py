@@ -228,17 +228,28 @@ def test_whole_file_and_identity_readers_are_bit_exact(tmp_path, legacy, shim):
                              run_stream(shim, pipeline, graph_seed=3))
 
 
-def ragged_intermediates(tf):
-    """Per-element values of varying length, made uniform before batching."""
-    queue = tf.train.string_input_producer([f"{'x' * (i + 2)}-{i}" for i in range(7)],
-                                           num_epochs=2, shuffle=False)
-    record = queue.dequeue()
-    head = tf.reshape(tf.decode_raw(record, tf.uint8)[:2], [2])
-    pieces = tf.size(tf.strings.split([record], "x").values)
-    return tf.train.batch([head, pieces, tf.strings.length(record)], batch_size=3,
-                          allow_smaller_final_batch=True)
+def decoded_records(lengths, split_words):
+    """decode_raw of records of the given lengths, cut to a uniform size before batching."""
+    def build(tf):
+        queue = tf.train.string_input_producer(
+            [("x" * length + "-" + str(i)).encode() for i, length in enumerate(lengths)],
+            num_epochs=2, shuffle=False)
+        record = queue.dequeue()
+        head = tf.reshape(tf.decode_raw(record, tf.uint8)[:2], [2])
+        tail = tf.reshape(tf.cast(tf.decode_raw(record, tf.uint8), tf.int32)[-1:], [1])
+        tensors = [head, tail * 2,
+                   tf.strings.length(record)]
+        if split_words:
+            tensors.append(tf.size(tf.strings.split([record], "x").values))
+        return tf.train.batch(tensors, batch_size=3, allow_smaller_final_batch=True)
+    return build
 
 
-def test_varying_intermediate_shapes_batch_like_tf1(legacy, shim):
-    assert_streams_equal(run_stream(legacy, ragged_intermediates),
-                         run_stream(shim, ragged_intermediates))
+@pytest.mark.parametrize("lengths", [[2, 3, 4, 5, 6, 7, 8], [4] * 7, [4, 4, 4, 9, 9, 9, 1]],
+                         ids=["all-different", "uniform", "uniform-per-batch"])
+@pytest.mark.parametrize("split_words", [False, True])
+def test_varying_intermediate_shapes_batch_like_tf1(lengths, split_words, legacy, shim):
+    """Per-element values whose length varies, made uniform before batching: batches whose
+    raw lengths differ must still come out as TF1's (the shim may compute whole batches)."""
+    build = decoded_records(lengths, split_words)
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))

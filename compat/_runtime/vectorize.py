@@ -1,0 +1,90 @@
+"""Computing a stateless per-element computation on whole batches.
+
+TF1 runs the user's per-element ops (parse, decode, cast...) once per element. When nothing
+between those ops and the batching queue filters or reorders by value, batching the raw
+upstream elements first and computing each batch with `tf.vectorized_map` gives the same
+batches, and turns e.g. parse_single_example into one parse of the batch, which is where
+most of the time goes.
+
+Only exact conversions are used (pfor's per-element loop fallback fails at run time where
+per-element intermediate shapes differ, and TF1 does not). DecodeRaw, which pfor cannot
+convert, gets a batched form here that is exact when every element's input has the same byte
+length; each batch checks that first and computes element by element (`tf.map_fn`) when it
+does not hold.
+"""
+from __future__ import annotations
+
+import threading
+
+import tensorflow as tf
+
+# Ops given a batched form here, valid when their inputs in one batch have equal lengths.
+_EQUAL_LENGTH_OPS = ("DecodeRaw",)
+# One-input elementwise string ops pfor has no converter for: applied to the stacked input,
+# each gives exactly its per-element results.
+_ELEMENTWISE_STRING_OPS = ("StringLength", "AsString", "StringToNumber", "StaticRegexReplace",
+                           "StaticRegexFullMatch", "StringStrip", "StringLower", "StringUpper",
+                           "DecodeBase64", "EncodeBase64")
+_registered = []
+_registration_lock = threading.Lock()
+
+
+def _register_converters() -> None:
+    """pfor converters for the ops above, where TensorFlow has none (once per process)."""
+    from tensorflow.python.ops import gen_parsing_ops
+    from tensorflow.python.ops.parallel_for import pfor
+
+    def convert_decode_raw(pfor_input):
+        return pfor.wrap(gen_parsing_ops.decode_raw(
+            pfor_input.stacked_input(0), out_type=pfor_input.get_attr("out_type"),
+            little_endian=pfor_input.get_attr("little_endian")), True)
+
+    converters = {"DecodeRaw": convert_decode_raw}
+    converters.update({name: pfor._convert_cwise for name in _ELEMENTWISE_STRING_OPS})  # pylint: disable=protected-access
+    with _registration_lock:
+        if _registered:
+            return
+        for name, converter in converters.items():
+            if name not in pfor._pfor_converter_registry:  # pylint: disable=protected-access
+                pfor.RegisterPFor(name)(converter)
+        _registered.append(True)
+
+
+def _same_lengths(strings) -> tf.Tensor:
+    lengths = tf.reshape(tf.strings.length(strings), [-1])
+    return tf.reduce_all(tf.equal(lengths, lengths[0]))
+
+
+def batch_computation(source, element_specs):
+    """A map function from a batch of raw upstream elements to the computed batch.
+
+    source: a `plan.ElementSource` whose computation is stateless and whose upstream
+        elements are dense.
+    element_specs: the per-element `tf.TensorSpec`s of the computed tuple.
+    Raises ValueError (at trace time) when the computation cannot be vectorized exactly.
+    """
+    _register_converters()
+    probes = tuple(op.inputs[0] for op in source.lifted_ops if op.type in _EQUAL_LENGTH_OPS)
+
+    def per_element(element):
+        return source.compute(*element)
+
+    def probe_values(element):
+        return source.compute(*element, probes=probes)[1]
+
+    def compute_batch(*batch):
+        def vectorized():
+            return tf.vectorized_map(per_element, batch, fallback_to_while_loop=False)
+
+        if not probes:
+            values = vectorized()
+        else:
+            stacked = tf.vectorized_map(probe_values, batch, fallback_to_while_loop=False)
+            uniform = tf.reduce_all(tf.stack([_same_lengths(value) for value in stacked]))
+            values = tf.cond(uniform, vectorized, lambda: tf.map_fn(
+                per_element, batch, fn_output_signature=element_specs))
+        return tuple(tf.ensure_shape(value, tf.TensorShape([None]).concatenate(spec.shape))
+                     if value.shape[1:] != spec.shape else value
+                     for value, spec in zip(values, element_specs))
+
+    return compute_batch
