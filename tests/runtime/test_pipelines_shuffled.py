@@ -52,8 +52,11 @@ def shuffle_pipeline(config):
 
 @given(config=shuffle_configs())
 def test_shuffled_and_threaded_batching_match_tf1(config):
+    # TF1's window counts enqueued elements: with a keep_input filter the input order is the
+    # filtered one, which the harness takes from a single-threaded re-run of the pipeline.
+    filtered = config["function"] == "maybe_shuffle_batch"
     report = harness.compare(shuffle_pipeline(config), mode="epochs+window",
-                             source_index="[0]", max_batches=None)
+                             source_index=None if filtered else "[0]", max_batches=None)
     assert report.equivalent, report.explain()
 
 
