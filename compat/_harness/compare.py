@@ -193,8 +193,10 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
                 Default: re-run ``build`` with ``shuffle_batch`` -> single-threaded ``batch``,
                 when the producers are deterministic (unshuffled or seeded).
     capacity, slack: override the window bound read from the legacy graph.
-    alpha, min_effect, stats_direction: significance, effect floor and direction of ``stats``
-                (direction default: "less" in auto mode, "two-sided" when stats is requested).
+    alpha, min_effect, stats_direction: significance, effect floor and direction of ``stats``.
+                With one shuffle queue, stats tests the candidate against TF1's weakest legal
+                shuffle (``levels.tf1_minimum_displacements``), one-sided by default;
+                otherwise against the legacy run, two-sided by default.
     timeout:    seconds per side before a blocked pipeline is cut off.
     """
     requested = parse_mode(mode)
@@ -258,11 +260,9 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
             if source_stream is None and source_index is None:
                 results.append(skipped("stats", "no input order known (see the window level)"))
             else:
-                results.append(L.stats(legacy_stream, candidate_stream, source=source_stream,
-                                       source_index=source_index, alpha=alpha,
-                                       min_effect=min_effect, rtol=rtol, atol=atol,
-                                       direction=stats_direction or (
-                                           "less" if requested == ("auto",) else "two-sided")))
+                results.append(_run_stats(legacy_stream, candidate_stream, facts, source_stream,
+                                          source_index, alpha, min_effect, stats_direction,
+                                          rtol, atol))
     if any(r.level == "window" and r.skipped for r in results) and "stats" in chosen:
         results = [skipped("stats", "no usable input order (see the window level)")
                    if r.level == "stats" else r for r in results]
@@ -323,6 +323,23 @@ def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, inputs, note
     return L.epochs(legacy_stream, candidate_stream, epoch_size=epoch_size,
                     check_counts=check_counts, remainder_tolerance=tolerance, universe=universe,
                     rtol=rtol, atol=atol)
+
+
+def _run_stats(legacy_stream, candidate_stream, facts, source_stream, source_index, alpha,
+               min_effect, direction, rtol, atol):
+    """With one shuffle queue, test against TF1's weakest legal shuffle (one-sided): a legacy
+    run can never be flagged, however its timing filled the queue. Otherwise against legacy."""
+    reference = None
+    if len(facts.shuffle_queues) == 1 and legacy_stream.batches:
+        n_inputs = (len(source_stream.elements()) if source_stream is not None
+                    else len(legacy_stream.elements()))
+        reference = L.tf1_minimum_displacements(
+            len(legacy_stream.elements()), facts.shuffle_queues[0].min_after_dequeue, n_inputs)
+        direction = direction or "less"
+    return L.stats(legacy_stream, candidate_stream, source=source_stream,
+                   source_index=source_index, alpha=alpha, min_effect=min_effect,
+                   direction=direction or "two-sided", reference=reference, rtol=rtol,
+                   atol=atol)
 
 
 def _tolerance_hint(results, legacy_stream, candidate_stream, facts, epoch_size, inputs, rtol,

@@ -23,9 +23,13 @@ Levels (each also a function here, taking two streams):
             ``build(tf)`` producing it), or automatically from the legacy pipeline re-run with
             ``shuffle_batch`` replaced by single-threaded ``batch`` when its producers are
             deterministic (unshuffled or seeded).
-``stats``   displacement (output minus input position) distributions compared by a two-sample
-            Kolmogorov-Smirnov test at ``alpha`` (default 0.001) with an effect floor
-            (``min_effect``, default D >= 0.4: TF1 itself moves with timing)
+``stats``   |displacement| (output minus input position) distributions compared by a
+            two-sample Kolmogorov-Smirnov test at ``alpha`` (default 0.001) with an effect
+            floor (``min_effect``, D >= 0.4). With a shuffle queue, ``compare`` tests the
+            candidate one-sided against the weakest shuffle TF1 allows (queue held at
+            ``min_after_dequeue``), because TF1's own displacements follow timing; two legacy
+            runs can then not flag each other, while an unshuffled stream or a too-small
+            buffer is flagged. ``window`` bounds the other side.
 
 ``mode="auto"`` inspects the legacy graph: ``exact`` when it is single-threaded without shuffle
 queues or unseeded shuffles, else ``epochs`` + ``window`` (+ ``stats`` when a shuffle queue
@@ -45,7 +49,7 @@ import importlib
 
 __all__ = ["compare", "exact", "epochs", "window", "stats", "record", "replay",
            "detect_epoch_size", "source_positions", "displacements", "ks_two_sample",
-           "Report", "LevelResult", "Finding", "SideSummary", "Stream", "SparseValue", "Golden",
+           "tf1_minimum_displacements", "snap", "Report", "LevelResult", "Finding", "SideSummary", "Stream", "SparseValue", "Golden",
            "GoldenMismatchError", "PipelineFacts", "run_side", "as_stream", "REPORT_JSON_SCHEMA",
            "DEFAULT_MAX_BATCHES", "strategies"]
 
@@ -54,7 +58,7 @@ _EXPORTS = {
     "compare": "compare", "DEFAULT_MAX_BATCHES": "compare",
     "exact": "levels", "epochs": "levels", "window": "levels", "stats": "levels",
     "detect_epoch_size": "levels", "source_positions": "levels", "displacements": "levels",
-    "ks_two_sample": "levels",
+    "ks_two_sample": "levels", "tf1_minimum_displacements": "levels", "snap": "levels",
     "record": "golden", "replay": "golden", "Golden": "golden", "GoldenMismatchError": "golden",
     "Report": "report", "LevelResult": "report", "Finding": "report", "SideSummary": "report",
     "REPORT_JSON_SCHEMA": "report",

@@ -129,6 +129,18 @@ def test_stats_flags_weaker_shuffle_only_in_direction_less():
         harness.stats(legacy, same, direction="up", **kwargs)
 
 
+def test_tf1_minimum_reference_never_flags_bigger_buffers():
+    rng = np.random.default_rng(3)
+    reference = harness.tf1_minimum_displacements(600, 20, 600)
+    assert len(reference) == 5 * 600
+    kwargs = dict(source_index="['index']", reference=reference, direction="less")
+    for buffer in (21, 40, 120):  # TF1 queues between min_after_dequeue+1 and capacity
+        run = batches(_shuffled(rng, 600, buffer), 10)
+        assert harness.stats(run, run, **kwargs).passed
+    flagged = harness.stats(run, batches(_shuffled(rng, 600, 2), 10), **kwargs)
+    assert not flagged.passed and "shuffles less" in flagged.findings[0].message
+
+
 def test_stream_file_roundtrip_without_tensorflow(tmp_path):
     original = harness.as_stream([
         {"s": np.array([b"", b"a\x00b", "é".encode()], dtype=object),

@@ -1,8 +1,6 @@
 """Generated pipelines (``compat.harness.strategies``): legacy-vs-legacy always passes, and a
 stream with one element corrupted is always flagged. Example counts follow the hypothesis
 profile (tests/conftest.py: ci 10, dev 3, long 200)."""
-import tempfile
-
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -14,28 +12,32 @@ from compat.harness.strategies import (BATCHERS, PipelineConfig, build_pipeline,
 pytestmark = pytest.mark.needs_tf
 
 
-def _build(config):
-    return build_pipeline(config, tempfile.mkdtemp(prefix="compat-harness-"))
+@pytest.fixture(scope="session")
+def data_dirs(tmp_path_factory):
+    """A fresh directory per generated pipeline (session-scoped: usable under @given)."""
+    return lambda: tmp_path_factory.mktemp("pipeline")
 
 
 @given(config=pipeline_configs())
-def test_generated_pipeline_legacy_vs_legacy_is_equivalent(config, tf_v1):
-    report = harness.compare(_build(config), candidate=tf_v1, max_batches=200)
+def test_generated_pipeline_legacy_vs_legacy_is_equivalent(config, tf_v1, data_dirs):
+    report = harness.compare(build_pipeline(config, data_dirs()), candidate=tf_v1,
+                             max_batches=200)
     assert not report.legacy.error, report.explain()
     assert report.equivalent, f"{config}\n{report.explain()}"
 
 
 @given(config=pipeline_configs(), cut=st.integers(1, 4))
-def test_generated_pipeline_cut_at_max_batches_is_equivalent(config, cut, tf_v1):
-    report = harness.compare(_build(config), candidate=tf_v1, max_batches=cut)
+def test_generated_pipeline_cut_at_max_batches_is_equivalent(config, cut, tf_v1, data_dirs):
+    report = harness.compare(build_pipeline(config, data_dirs()), candidate=tf_v1,
+                             max_batches=cut)
     assert report.equivalent, f"{config}\n{report.explain()}"
 
 
 @given(config=pipeline_configs(batcher=st.sampled_from(["batch", "shuffle_batch"])),
        data=st.data())
-def test_one_corrupted_element_is_always_flagged(config, data, tf_v1):
+def test_one_corrupted_element_is_always_flagged(config, data, tf_v1, data_dirs):
     from compat._harness.runner import run_side
-    build = _build(config)
+    build = build_pipeline(config, data_dirs())
     legacy = run_side(build, tf_v1, max_batches=None)
     elements = legacy.stream.elements()
     if len(elements) < 2:
