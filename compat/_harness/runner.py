@@ -244,19 +244,50 @@ def _single_item(shuffle_op) -> bool:
     return dim is not None and int(dim) <= 1
 
 
+_SINGLE_READS = {"QueueDequeueV2", "QueueDequeue", "ReaderReadV2", "ReaderRead"}
+_MANY_READS = {"QueueDequeueUpToV2", "QueueDequeueManyV2", "QueueDequeueUpTo",
+               "QueueDequeueMany", "ReaderReadUpToV2", "ReaderReadUpTo"}
+UNKNOWN_IN_FLIGHT = 10**6
+
+
 def _in_flight(enqueue_op, queue_op) -> int:
-    """Elements one extra enqueue thread can hold back (and so reorder) at a time."""
+    """Elements one extra enqueue thread can hold back (and so reorder) at a time: what one run
+    of its enqueue op pulls from upstream (1 for ``read``/``dequeue``, n for ``read_up_to(n)``
+    or ``dequeue_up_to(n)``, whatever ``keep_input`` masking happens in between)."""
     if enqueue_op is None or not hasattr(enqueue_op, "type"):
         return 1
     if "EnqueueMany" not in enqueue_op.type:
         return 1
+    seen, frontier = set(), [t.op for t in enqueue_op.inputs[1:]]
+    while frontier:
+        next_frontier = []
+        for op in frontier:
+            if op.name in seen:
+                continue
+            seen.add(op.name)
+            if op.type in _SINGLE_READS:
+                return 1
+            if op.type in _MANY_READS:
+                count = _constant(op.inputs[-1])
+                return count if count is not None else UNKNOWN_IN_FLIGHT
+            next_frontier.extend(t.op for t in op.inputs)
+        frontier = next_frontier
     try:
         dim = enqueue_op.inputs[1].shape[0]
         if dim is not None:
             return int(dim)
     except (IndexError, ValueError, TypeError):
         pass
-    return int(_attr(queue_op, "capacity", 1)) if queue_op is not None else 1
+    return UNKNOWN_IN_FLIGHT
+
+
+def _constant(tensor):
+    try:
+        from tensorflow.python.framework import tensor_util
+        value = tensor_util.constant_value(tensor)
+    except Exception:  # noqa: BLE001 - not a constant we can read
+        return None
+    return None if value is None else int(value)
 
 
 def _upstream_dequeue(fetch_tensors):
