@@ -14,12 +14,12 @@ bound to ``compat.v1`` (or runs the candidate you give), then compares the strea
 
 Levels (each also a function here, taking two streams):
 
-``exact``   same batches in order, bit for bit (``rtol``/``atol`` for floats)
+``exact``   same batches in order, bit for bit
 ``epochs``  same number/sizes of batches; same multiset of elements per epoch (or per run when
             TF1 mixes epochs); components stay aligned
 ``window``  output element j comes from the first j + capacity inputs. The input order comes from
-            ``source_index=`` (a component carrying each element's input position: the easy
-            way, used by the project's property tests), ``source=`` (the input sequence, or a
+            ``source_index=`` (the path of a component, e.g. ``"['position']"``, whose value
+            is the element's position in the order elements entered the batching queue), ``source=`` (the input sequence, or a
             ``build(tf)`` producing it), or automatically from the legacy pipeline re-run with
             ``shuffle_batch`` replaced by single-threaded ``batch`` when its producers are
             deterministic (unshuffled or seeded).
@@ -35,6 +35,9 @@ Levels (each also a function here, taking two streams):
 queues or unseeded shuffles, else ``epochs`` + ``window`` (+ ``stats`` when a shuffle queue
 exists and the input order is known). ``Report.reason`` says what decided it.
 
+Floats are compared bit for bit unless ``rtol``/``atol`` are given (every level honours them;
+a failing report says when the elements would match within 1e-6 or 1e-4).
+
 Golden streams: ``record(build, "golden.npz", ...)`` then
 ``compare(build, legacy=replay("golden.npz", build=build))``.
 
@@ -49,8 +52,8 @@ import importlib
 
 __all__ = ["compare", "exact", "epochs", "window", "stats", "record", "replay",
            "detect_epoch_size", "source_positions", "displacements", "ks_two_sample",
-           "tf1_minimum_displacements", "snap", "Report", "LevelResult", "Finding", "SideSummary", "Stream", "SparseValue", "Golden",
-           "GoldenMismatchError", "PipelineFacts", "run_side", "as_stream", "REPORT_JSON_SCHEMA",
+           "tf1_minimum_displacements", "snap", "Report", "LevelResult", "Finding",
+           "SideSummary", "Stream", "SparseValue", "Golden", "GoldenMismatchError", "PipelineFacts", "run_side", "as_stream", "REPORT_JSON_SCHEMA",
            "DEFAULT_MAX_BATCHES", "strategies"]
 
 # name -> private module providing it; resolved on first attribute access.
