@@ -127,10 +127,10 @@ def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
     return inferred
 
 
-def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api):
+def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, shares=None):
     """Dataset of single input elements (a tuple per element) for one list of tensors."""
     keep_per_row = keep_input.shape.ndims == 1
-    dataset = plan.element_dataset((tuple(tensor_list), keep_input), api)
+    dataset = plan.element_source((tuple(tensor_list), keep_input), api, shares).computed()
     if keep_per_row:
         dataset = dataset.flat_map(
             lambda values, keep: tf.data.Dataset.from_tensor_slices((values, keep)))
@@ -176,6 +176,22 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
                        num_parallel_calls=_PARALLEL_BATCHES, deterministic=True)
     except (ValueError, NotImplementedError, TypeError):  # pfor cannot convert an op
         return None
+
+
+def _join_shares(tensor_list_list, keep_input, api):
+    """For each `*_join` entry, its share of the stages several entries read.
+
+    TF1 runs one enqueue op per entry; entries built from the same dequeued tensors (e.g.
+    `[[image, label]] * n` over one slice_input_producer) take turns on that queue, so each
+    element is enqueued once, by one of them.
+    """
+    readers = {}
+    for index, tensor_list in enumerate(tensor_list_list):
+        for stage in plan.source_stages((tuple(tensor_list), keep_input), api):
+            readers.setdefault(stage, []).append(index)
+    return [{stage: (len(users), users.index(index))
+             for stage, users in readers.items() if len(users) > 1 and index in users}
+            for index in range(len(tensor_list_list))]
 
 
 def _interleaved(datasets):
@@ -224,8 +240,10 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             if dataset is None:
                 dataset = shuffled(_interleaved([
                     _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
-                                  default_name)
-                    for tensor_list in tensor_list_list]))
+                                  default_name, shares)
+                    for tensor_list, shares in zip(
+                        tensor_list_list,
+                        _join_shares(tensor_list_list, keep_input, default_name))]))
                 if dynamic_pad:
                     padded = tuple(shape if shape is not None else tf.TensorShape(None)
                                    for shape in element_shapes)

@@ -156,12 +156,23 @@ class ElementSource:
         return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
 
 
-def element_source(structure, what: str) -> ElementSource:
-    """Lift the computation of `structure` from the stages it reads (see `element_dataset`)."""
+def source_stages(structure, what: str) -> tuple:
+    """The stages the computation of `structure` reads, without building anything."""
+    return lifting.lift(structure, stage_of, what).sources
+
+
+def element_source(structure, what: str, shares=None) -> ElementSource:
+    """Lift the computation of `structure` from the stages it reads (see `element_dataset`).
+
+    shares: {stage: (consumers, index)} for stages this computation shares with others that
+    run beside it (the entries of a `*_join`): as TF1's enqueue ops take turns dequeuing from
+    one queue, consumer `index` reads every `consumers`-th element of that stage.
+    """
     lifted = lifting.lift(structure, stage_of, what)
     sources = lifted.sources
+    shares = shares or {}
     if sources:
-        upstream = [stage.dataset_factory() for stage in sources]
+        upstream = [_shared(stage.dataset_factory(), shares.get(stage)) for stage in sources]
         dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
     else:
         dataset = tf.data.Dataset.from_tensors(0).repeat()
@@ -177,6 +188,10 @@ def element_source(structure, what: str) -> ElementSource:
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))
     return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops)
+
+
+def _shared(dataset, share):
+    return dataset if share is None else dataset.shard(*share)
 
 
 def element_dataset(structure, what: str) -> tf.data.Dataset:

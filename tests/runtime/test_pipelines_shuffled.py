@@ -126,3 +126,22 @@ def test_shuffle_batch_mixes_epochs_and_drains_like_tf1():
                                       allow_smaller_final_batch=True, seed=1)
     report = harness.compare(build, mode="epochs", max_batches=None)
     assert report.equivalent, report.explain()
+
+
+@given(entries=st.integers(2, 4), size=st.integers(1, 12), num_epochs=st.integers(1, 3),
+       shuffle=st.booleans(), batch_size=st.integers(1, 5),
+       function=st.sampled_from(["batch_join", "shuffle_batch_join"]))
+def test_join_entries_sharing_one_queue_split_its_elements(entries, size, num_epochs, shuffle,
+                                                            batch_size, function):
+    """`[[image, label]] * n` over one producer: TF1 enqueues each element once, by one of
+    the n enqueue ops; the shim must not copy the input n times."""
+    def build(tf):
+        index, label = tf.train.slice_input_producer(
+            [tf.range(size), tf.range(size) * 7], num_epochs=num_epochs, shuffle=shuffle)
+        common = dict(batch_size=batch_size, capacity=16, allow_smaller_final_batch=True)
+        if function == "shuffle_batch_join":
+            return tf.train.shuffle_batch_join([[index, label]] * entries, min_after_dequeue=3,
+                                               **common)
+        return tf.train.batch_join([[index, label]] * entries, **common)
+    report = harness.compare(build, mode="epochs", max_batches=None)
+    assert report.equivalent, report.explain()
