@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
 
 settings.register_profile(
-    "ci", max_examples=10, deadline=None, derandomize=True, print_blob=True,
+    "ci", max_examples=20, deadline=None, derandomize=True, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile(
     "long", max_examples=200, deadline=None, print_blob=True,
