@@ -258,20 +258,13 @@ def _in_flight(enqueue_op, queue_op) -> int:
         return 1
     if "EnqueueMany" not in enqueue_op.type:
         return 1
-    seen, frontier = set(), [t.op for t in enqueue_op.inputs[1:]]
-    while frontier:
-        next_frontier = []
-        for op in frontier:
-            if op.name in seen:
-                continue
-            seen.add(op.name)
-            if op.type in _SINGLE_READS:
-                return 1
-            if op.type in _MANY_READS:
-                count = _constant(op.inputs[-1])
-                return count if count is not None else UNKNOWN_IN_FLIGHT
-            next_frontier.extend(t.op for t in op.inputs)
-        frontier = next_frontier
+    read = _first_upstream([t.op for t in enqueue_op.inputs[1:]],
+                           lambda op: op.type in _SINGLE_READS or op.type in _MANY_READS)
+    if read is not None:
+        if read.type in _SINGLE_READS:
+            return 1
+        count = _constant(read.inputs[-1])
+        return count if count is not None else UNKNOWN_IN_FLIGHT
     try:
         dim = enqueue_op.inputs[1].shape[0]
         if dim is not None:
@@ -292,14 +285,20 @@ def _constant(tensor):
 
 def _upstream_dequeue(fetch_tensors):
     """The nearest queue dequeue op feeding the fetched tensors (breadth first)."""
-    seen, frontier = set(), [t.op for t in fetch_tensors if hasattr(t, "op")]
+    return _first_upstream([t.op for t in fetch_tensors if hasattr(t, "op")],
+                           lambda op: op.type in _DEQUEUE_TYPES)
+
+
+def _first_upstream(start_ops, matches):
+    """Breadth first from `start_ops` through op inputs: the nearest op that `matches`."""
+    seen, frontier = set(), list(start_ops)
     while frontier:
         next_frontier = []
         for op in frontier:
             if op.name in seen:
                 continue
             seen.add(op.name)
-            if op.type in _DEQUEUE_TYPES:
+            if matches(op):
                 return op
             next_frontier.extend(t.op for t in op.inputs)
         frontier = next_frontier
