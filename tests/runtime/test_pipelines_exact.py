@@ -253,3 +253,25 @@ def test_varying_intermediate_shapes_batch_like_tf1(lengths, split_words, legacy
     raw lengths differ must still come out as TF1's (the shim may compute whole batches)."""
     build = decoded_records(lengths, split_words)
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+@pytest.mark.parametrize("module", ["train", "io"])
+def test_match_filenames_once_feeds_a_producer_like_tf1(tmp_path, module, legacy, shim):
+    for i in range(3):
+        (tmp_path / f"part-{i}.txt").write_text(f"{i}a\n{i}b\n")
+    (tmp_path / "other.csv").write_text("not matched\n")
+
+    def build(tf):
+        files = getattr(tf, module).match_filenames_once(str(tmp_path / "part-*.txt"))
+        key, line = tf.TextLineReader().read(
+            tf.train.string_input_producer(files, num_epochs=2, seed=4))
+        return tf.train.batch([key, line], batch_size=2, allow_smaller_final_batch=True)
+
+    # TF1 programs ran with reference variables (tf.disable_v2_behavior() still selects
+    # them); TF1's string_input_producer cannot take a resource variable's truth value.
+    legacy.disable_resource_variables()
+    try:
+        expected = run_stream(legacy, build, graph_seed=1)
+    finally:
+        legacy.enable_resource_variables()
+    assert_streams_equal(expected, run_stream(shim, build, graph_seed=1))
