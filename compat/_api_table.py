@@ -88,9 +88,10 @@ _PRODUCER_EPOCHS = ("Epochs: each epoch is a full permutation and epochs never m
                     "run local_variables_initializer); the tf.data form ends the iteration.")
 _READER = ("Readers pull filenames from a queue and keep per-file state; in tf.data the reader "
            "is a dataset built per filename inside flat_map/interleave. The shim's readers "
-           "give TF1's keys and values; num_records_produced, num_work_units_completed and "
-           "serialize/restore_state raise NotImplementedError (no per-reader state exists), "
-           "reset() is a no-op.")
+           "give TF1's keys and values; num_records_produced and num_work_units_completed count "
+           "as TF1's do (ahead of what was dequeued, by what was read ahead) and reset() zeroes "
+           "them (unlike TF1's, it does not drop the file being read); serialize/restore_state raise NotImplementedError (the position lives in "
+           "the tf.data pipeline, not the reader).")
 _NO_THREADS = ("tf.data needs no Python threads: iterating the dataset (or get_next() in graph "
                "mode) drives the whole pipeline.")
 _IMPLICIT_RUNNERS = ("Starts every QueueRunner in the QUEUE_RUNNERS collection by itself. With "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from compat._runtime import plan, record_sources
+from compat._runtime.reader_counters import ReaderCounters
 
 
 def _work_units(queue, api):
@@ -28,6 +29,7 @@ class ReaderBase:
         self._reader_ref = reader_ref
         self._supports_serialize = supports_serialize
         self._name = type(self).__name__
+        self._counters = ReaderCounters(self._name)
 
     def _records(self, work_unit) -> tf.data.Dataset:
         raise NotImplementedError(
@@ -44,30 +46,36 @@ class ReaderBase:
 
     def read(self, queue, name=None):
         work_units = _work_units(queue, f"{self._name}.read")
-        key, value = plan.register(lambda: work_units().flat_map(self._records),
-                                   name or "ReaderReadV2")
+
+        def records():
+            return self._counters.counted_stream(work_units(), self._records)
+
+        key, value = plan.register(records, name or "ReaderReadV2")
         return key, value
 
     def read_up_to(self, queue, num_records, name=None):
         work_units = _work_units(queue, f"{self._name}.read_up_to")
 
         def records_up_to():
-            return work_units().flat_map(
-                lambda unit: record_sources.records_up_to(self._records(unit), num_records))
+            return self._counters.counted_stream(
+                work_units(),
+                lambda unit: record_sources.records_up_to(self._records(unit), num_records),
+                chunk_size=1)
 
         keys, values = plan.register(records_up_to, name or "ReaderReadUpToV2")
         return keys, values
 
     def num_records_produced(self, name=None):
-        return self._unsupported_state("num_records_produced", name)
+        return self._counters.value("records", name)
 
     def num_work_units_completed(self, name=None):
-        return self._unsupported_state("num_work_units_completed", name)
+        return self._counters.value("work_units", name)
 
     def reset(self, name=None):
-        # Each Session already starts every stage afresh; within one there is no reader
-        # state left to reset.
-        return tf.no_op(name=name or "ReaderResetV2")
+        # A Session starts every stage afresh; within one, the stream is not restarted, but
+        # the counters a user watches go back to zero as TF1's do.
+        with tf.control_dependencies(self._counters.zero()):
+            return tf.no_op(name=name or "ReaderResetV2")
 
     def serialize_state(self, name=None):
         return self._unsupported_state("serialize_state", name)
@@ -78,9 +86,9 @@ class ReaderBase:
 
     def _unsupported_state(self, method, name):
         raise NotImplementedError(
-            f"{self._name}.{method}: compat.v1 readers run inside one tf.data pipeline and "
-            "keep no per-reader state to query. Count records downstream (e.g. sum the batch "
-            "sizes you fetch), or keep this reader on tensorflow.compat.v1.")
+            f"{self._name}.{method}: compat.v1 readers run inside one tf.data pipeline, whose "
+            "position cannot be saved or restored through the reader. Save the model, not the "
+            "reader, or keep this reader on tensorflow.compat.v1.")
 
 
 class TFRecordReader(ReaderBase):
