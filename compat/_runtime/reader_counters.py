@@ -3,9 +3,10 @@
 Each counter is a resource variable found by a unique shared name, so the ops inside the
 tf.data functions and the ops user code runs refer to the same per-session variable without
 the pipeline capturing it (one-shot iterators cannot capture state). The stream zeroes both
-counters when it starts, adds each chunk of records as it reads it, and counts a work unit
-when its file is exhausted. Like TF1's, the values run ahead of what the consumer has
-dequeued: a reader reads ahead into its buffers (here, by up to one chunk).
+counters when it starts, the record source adds records a batch at a time as it reads them,
+and a work unit counts when its file is exhausted. Like TF1's, the values run ahead of what
+the consumer has dequeued: a reader reads ahead (here, by up to one key batch of 1,024
+records, or a whole file where the source reads whole files).
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import itertools
 
 import tensorflow as tf
 
-# Records counted per update: one variable update per chunk keeps the per-record cost of
-# counting small.
-COUNT_CHUNK = 256
+from compat._runtime.record_sources import effect_only
+
 _ids = itertools.count()
 
 
@@ -45,40 +45,22 @@ class ReaderCounters:
         return [tf.raw_ops.AssignVariableOp(resource=self._handle(shared_name), value=zero)
                 for shared_name in (self._records, self._work_units)]
 
-    def counted_stream(self, work_units: tf.data.Dataset, records_of,
-                       chunk_size: int = COUNT_CHUNK) -> tf.data.Dataset:
+    def count_records(self, amount):
+        """Ops adding `amount` records; record sources call it as they read."""
+        return [self._add(self._records, amount)]
+
+    def counted_stream(self, work_units: tf.data.Dataset, records_of) -> tf.data.Dataset:
         """`work_units.flat_map(records_of)`, counting as it reads.
 
-        The records are counted `chunk_size` elements at a time; an element holds one record
-        (`read`) or a batch of them (`read_up_to`, whose batches differ in size and so are
-        counted one at a time: chunk_size=1).
+        `records_of(unit, count_records)` counts its records itself, a batch at a time where
+        it reads them (see `record_sources`); this adds a work unit as each is exhausted and
+        zeroes both counters as the stream starts.
         """
         def counted(unit):
-            def add_records(*chunk):
-                with tf.control_dependencies([self._add(self._records, tf.size(chunk[0]))]):
-                    return tuple(tf.identity(part) for part in chunk)
-
-            records = records_of(unit)
-            chunks = records.batch(chunk_size).map(add_records).unbatch()
-            return chunks.concatenate(_effect_only(lambda: [self._add(self._work_units, 1)],
-                                                   records))
+            records = records_of(unit, self.count_records)
+            unit_done = effect_only(lambda: [self._add(self._work_units, 1)],
+                                    records.element_spec)
+            return records.concatenate(unit_done)
 
         stream = work_units.flat_map(counted)
-        return _effect_only(self.zero, stream).concatenate(stream)
-
-
-def _effect_only(effect, like: tf.data.Dataset) -> tf.data.Dataset:
-    """A dataset with `like`'s element structure that runs `effect()` once, yields nothing.
-
-    The structure comes from `like.element_spec`, not from `like` itself: a second use of
-    `like` in the graph makes tf.data's optimizer fail to fuse its map and batch nodes.
-    """
-    def placeholder_of(spec):
-        return tf.zeros([0 if size is None else size for size in spec.shape.as_list()],
-                        spec.dtype)
-
-    def run(_):
-        with tf.control_dependencies(effect()):
-            return tf.constant(False)
-    return (tf.data.Dataset.from_tensors(0).filter(run)
-            .map(lambda _: tf.nest.map_structure(placeholder_of, like.element_spec)))
+        return effect_only(self.zero, stream.element_spec).concatenate(stream)

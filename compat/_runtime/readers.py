@@ -31,10 +31,11 @@ class ReaderBase:
         self._name = type(self).__name__
         self._counters = ReaderCounters(self._name)
 
-    def _records(self, work_unit) -> tf.data.Dataset:
+    def _records(self, work_unit, count_records) -> tf.data.Dataset:
         raise NotImplementedError(
-            f"{type(self).__name__} must define _records(work_unit) returning a tf.data "
-            "Dataset of (key, value) scalar string pairs")
+            f"{type(self).__name__} must define _records(work_unit, count_records) returning "
+            "a tf.data Dataset of (key, value) scalar string pairs, calling "
+            "count_records(n) as it reads n records")
 
     @property
     def reader_ref(self):
@@ -59,8 +60,8 @@ class ReaderBase:
         def records_up_to():
             return self._counters.counted_stream(
                 work_units(),
-                lambda unit: record_sources.records_up_to(self._records(unit), num_records),
-                chunk_size=1)
+                lambda unit, count_records: record_sources.records_up_to(
+                    self._records(unit, count_records), num_records))
 
         keys, values = plan.register(records_up_to, name or "ReaderReadUpToV2")
         return keys, values
@@ -97,8 +98,9 @@ class TFRecordReader(ReaderBase):
         self._compression_type = record_sources.compression_type_of(options)
         self._name = name or "TFRecordReader"
 
-    def _records(self, work_unit):
-        return record_sources.tfrecord_records(work_unit, self._compression_type)
+    def _records(self, work_unit, count_records):
+        return record_sources.tfrecord_records(work_unit, self._compression_type,
+                                               count_records=count_records)
 
 
 class TextLineReader(ReaderBase):
@@ -107,8 +109,9 @@ class TextLineReader(ReaderBase):
         self._skip_header_lines = skip_header_lines or 0
         self._name = name or "TextLineReader"
 
-    def _records(self, work_unit):
-        return record_sources.text_line_records(work_unit, self._skip_header_lines)
+    def _records(self, work_unit, count_records):
+        return record_sources.text_line_records(work_unit, self._skip_header_lines,
+                                                count_records=count_records)
 
 
 class FixedLengthRecordReader(ReaderBase):
@@ -120,8 +123,9 @@ class FixedLengthRecordReader(ReaderBase):
                             encoding=encoding or "")
         self._name = name or "FixedLengthRecordReader"
 
-    def _records(self, work_unit):
-        return record_sources.fixed_length_records(work_unit, **self._layout)
+    def _records(self, work_unit, count_records):
+        return record_sources.fixed_length_records(work_unit, **self._layout,
+                                                   count_records=count_records)
 
 
 class WholeFileReader(ReaderBase):
@@ -129,8 +133,8 @@ class WholeFileReader(ReaderBase):
         super().__init__(None)
         self._name = name or "WholeFileReader"
 
-    def _records(self, work_unit):
-        return record_sources.whole_file_records(work_unit)
+    def _records(self, work_unit, count_records):
+        return record_sources.whole_file_records(work_unit, count_records=count_records)
 
 
 class IdentityReader(ReaderBase):
@@ -138,8 +142,8 @@ class IdentityReader(ReaderBase):
         super().__init__(None)
         self._name = name or "IdentityReader"
 
-    def _records(self, work_unit):
-        return record_sources.identity_records(work_unit)
+    def _records(self, work_unit, count_records):
+        return record_sources.identity_records(work_unit, count_records=count_records)
 
 
 class LMDBReader(ReaderBase):
@@ -148,5 +152,5 @@ class LMDBReader(ReaderBase):
         super().__init__(None)
         self._name = name or "LMDBReader"
 
-    def _records(self, work_unit):
-        return record_sources.lmdb_records(work_unit)
+    def _records(self, work_unit, count_records):
+        return record_sources.lmdb_records(work_unit, count_records=count_records)

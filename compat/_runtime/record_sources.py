@@ -60,9 +60,28 @@ def _keys(filename, numbers):
     return tf.strings.join([filename, ":", tf.strings.as_string(numbers)])
 
 
-def _keys_by_batch(filename, numbers):
-    """Keys for a dataset of int64 numbers, formatted a batch at a time."""
-    return numbers.batch(_KEY_BATCH).map(lambda batch: _keys(filename, batch)).unbatch()
+def _counted(count_records, amount):
+    """Control inputs that add `amount` to the reader's record counter (none if not counting).
+
+    Sources count where they already work a batch of records at a time: a stateful op in a
+    per-record function would put every record on tf.data's slow path (measured: 4x slower).
+    """
+    return count_records(amount) if count_records else []
+
+
+def _keys_by_batch(filename, numbers, count_records=None):
+    """Keys for a dataset of int64 numbers, formatted (and counted) a batch at a time."""
+    def keys(batch):
+        with tf.control_dependencies(_counted(count_records, tf.size(batch))):
+            return _keys(filename, batch)
+    return numbers.batch(_KEY_BATCH).map(keys).unbatch()
+
+
+def _counted_upfront(records, amount, count_records):
+    """`records`, counting all `amount` of them as the source opens (it has read them all)."""
+    if not count_records:
+        return records
+    return effect_only(lambda: count_records(amount), records.element_spec).concatenate(records)
 
 
 def _keyed(values, keys):
@@ -71,7 +90,7 @@ def _keyed(values, keys):
     return tf.data.Dataset.zip((values, keys)).map(lambda value, key: (key, value))
 
 
-def tfrecord_records(filename, compression_type=""):
+def tfrecord_records(filename, compression_type="", count_records=None):
     """TFRecordReader on one file: keys are ``file:byte_offset``."""
     compression_type = compression_type_of(compression_type)
 
@@ -81,7 +100,8 @@ def tfrecord_records(filename, compression_type=""):
     def key_by_offset(batch_start, batch):
         sizes = tf.cast(tf.strings.length(batch), tf.int64) + _TFRECORD_FRAMING_BYTES
         ends = batch_start + tf.cumsum(sizes)
-        return ends[-1], _keys(filename, ends - sizes)
+        with tf.control_dependencies(_counted(count_records, tf.size(batch))):
+            return ends[-1], _keys(filename, ends - sizes)
 
     def offsets(_):
         return (records().ignore_errors().batch(_KEY_BATCH)
@@ -94,7 +114,7 @@ def tfrecord_records(filename, compression_type=""):
     return _keyed(records(), keys)
 
 
-def text_line_records(filename, skip_header_lines=0):
+def text_line_records(filename, skip_header_lines=0, count_records=None):
     """TextLineReader on one file: keys are ``file:line_number`` (1-based, headers counted)."""
     _require_non_negative(skip_header_lines=skip_header_lines)
     segments = tf.strings.split(tf.io.read_file(filename), "\n")
@@ -102,7 +122,8 @@ def text_line_records(filename, skip_header_lines=0):
     # The segment after the last "\n" is a line only if something is left of it.
     line_count = tf.size(lines, tf.int64) - tf.cast(tf.equal(lines[-1], ""), tf.int64)
     first = tf.minimum(tf.constant(skip_header_lines, tf.int64), line_count)
-    return _sliced(filename, lines[first:line_count], first)
+    return _counted_upfront(_sliced(filename, lines[first:line_count], first),
+                            line_count - first, count_records)
 
 
 def _sliced(filename, values, first_index):
@@ -112,7 +133,7 @@ def _sliced(filename, values, first_index):
 
 
 def fixed_length_records(filename, record_bytes, header_bytes=0, footer_bytes=0,
-                         hop_bytes=0, encoding=""):
+                         hop_bytes=0, encoding="", count_records=None):
     """FixedLengthRecordReader on one file: keys are ``file:record_index``."""
     _require_positive(record_bytes=record_bytes)
     _require_non_negative(header_bytes=header_bytes, footer_bytes=footer_bytes,
@@ -132,7 +153,7 @@ def fixed_length_records(filename, record_bytes, header_bytes=0, footer_bytes=0,
     else:
         values = tf.data.Dataset.range(count).map(
             lambda index: tf.strings.substr(contents, header_bytes + index * step, record_bytes))
-    return _keyed(values, _keys_by_batch(filename, tf.data.Dataset.range(count)))
+    return _keyed(values, _keys_by_batch(filename, tf.data.Dataset.range(count), count_records))
 
 
 def _contiguous_records(filename, record_bytes, header_bytes, size, count, encoding):
@@ -146,17 +167,22 @@ def _contiguous_records(filename, record_bytes, header_bytes, size, count, encod
                                             footer_bytes=footer, compression_type=encoding)
 
 
-def whole_file_records(filename):
+def whole_file_records(filename, count_records=None):
     """WholeFileReader on one file: one record, keyed by the filename."""
-    return tf.data.Dataset.from_tensors(filename).map(lambda f: (f, tf.io.read_file(f)))
+    def read(name):
+        contents = tf.io.read_file(name)
+        with tf.control_dependencies(_counted(count_records, 1)):
+            return name, tf.identity(contents)
+    return tf.data.Dataset.from_tensors(filename).map(read)
 
 
-def identity_records(work_unit):
+def identity_records(work_unit, count_records=None):
     """IdentityReader: the work unit is both key and value."""
-    return tf.data.Dataset.from_tensors((work_unit, work_unit))
+    return _counted_upfront(tf.data.Dataset.from_tensors((work_unit, work_unit)), 1,
+                            count_records)
 
 
-def lmdb_records(filename):
+def lmdb_records(filename, count_records=None):
     """LMDBReader on one database: keys and values are the database's own.
 
     Current TensorFlow builds have the op but its kernel is removed (TF1's LMDBReader fails
@@ -174,7 +200,14 @@ def lmdb_records(filename):
     variant = tf.raw_ops.LMDBDataset(filenames=tf.reshape(filename, [1]),
                                      output_types=[tf.string, tf.string],
                                      output_shapes=[[], []])
-    return tf.data.experimental.from_variant(variant, tf.data.DatasetSpec(spec))
+    records = tf.data.experimental.from_variant(variant, tf.data.DatasetSpec(spec))
+    if not count_records:
+        return records
+    # The database gives records one at a time: count each window of them as it is read.
+    def counted_window(keys, values):
+        window = tf.data.Dataset.zip((keys, values))
+        return _counted_upfront(window, window.cardinality(), count_records)
+    return records.window(_KEY_BATCH).flat_map(counted_window)
 
 
 _lmdb_probe = []
@@ -195,6 +228,23 @@ def _lmdb_kernel_available():
                 except tf.errors.UnimplementedError:
                     _lmdb_probe.append(False)
     return _lmdb_probe[0]
+
+
+def effect_only(effect, element_spec) -> tf.data.Dataset:
+    """A dataset of `element_spec`'s structure that runs `effect()` once and yields nothing.
+
+    Built from the spec, not from a dataset: using a dataset a second time in the graph makes
+    tf.data's optimizer fail to fuse that dataset's map and batch nodes.
+    """
+    def placeholder_of(spec):
+        return tf.zeros([0 if size is None else size for size in spec.shape.as_list()],
+                        spec.dtype)
+
+    def run(_):
+        with tf.control_dependencies(effect()):
+            return tf.constant(False)
+    return (tf.data.Dataset.from_tensors(0).filter(run)
+            .map(lambda _: tf.nest.map_structure(placeholder_of, element_spec)))
 
 
 def records_up_to(records, num_records):

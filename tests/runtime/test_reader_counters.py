@@ -13,8 +13,14 @@ import tensorflow as tf_real
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(300)]
 
 
+_RECORD_BYTES = 8
+_READER_ARGS = {"FixedLengthRecordReader": {"record_bytes": _RECORD_BYTES}}
+
+
 def _write_records(path, kind, records):
-    if kind == "TFRecordReader":
+    if kind == "FixedLengthRecordReader":
+        path.write_bytes(b"".join(record.encode().ljust(_RECORD_BYTES) for record in records))
+    elif kind == "TFRecordReader":
         with tf_real.io.TFRecordWriter(str(path)) as writer:
             for record in records:
                 writer.write(record.encode())
@@ -24,7 +30,7 @@ def _write_records(path, kind, records):
 
 def _counters_run(tf, kind, paths, upto, num_epochs, batch_size, watch_midway):
     with tf_real.Graph().as_default():
-        reader = getattr(tf, kind)()
+        reader = getattr(tf, kind)(**_READER_ARGS.get(kind, {}))
         queue = tf.train.string_input_producer(paths, num_epochs=num_epochs, shuffle=False)
         key, _ = reader.read_up_to(queue, 3) if upto else reader.read(queue)
         batch = tf.train.batch([key], batch_size=batch_size, enqueue_many=upto,
@@ -50,7 +56,8 @@ def _counters_run(tf, kind, paths, upto, num_epochs, batch_size, watch_midway):
     return fetched, [list(map(int, s)) for s in seen], list(map(int, final)), list(map(int, after_reset))
 
 
-@pytest.mark.parametrize("kind", ["TextLineReader", "TFRecordReader", "WholeFileReader"])
+@pytest.mark.parametrize("kind", ["TextLineReader", "TFRecordReader", "FixedLengthRecordReader",
+                                  "WholeFileReader", "IdentityReader"])
 @given(lines=st.lists(st.integers(0, 40), min_size=1, max_size=4), upto=st.booleans(),
        num_epochs=st.integers(1, 2), batch_size=st.integers(1, 6))
 def test_counters_end_where_tf1s_do(kind, lines, upto, num_epochs, batch_size, legacy, shim,
