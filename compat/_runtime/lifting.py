@@ -44,12 +44,14 @@ class Lifted:
     stateful: some lifted op keeps state between calls (random ops, asserts...), so calls
         must stay sequential for the results to be TF1's.
     ops: the lifted ops of the user's graph, in creation order.
+    outputs: the user's tensors the function computes, flattened (composites expanded).
     """
 
     sources: tuple
     function: Callable
     stateful: bool
     ops: tuple
+    outputs: tuple
 
 
 def _check_liftable(op: tf.Operation, what: str) -> None:
@@ -85,13 +87,21 @@ def _subgraph(flat_tensors, stage_of, what):
     return ordered, tuple(source_list)
 
 
-def _copy_op(op: tf.Operation, copied: dict, source_values: dict) -> None:
+def _value_of(tensor, copied: dict, source_values: dict, given: dict):
+    if tensor.name in given:
+        value = given[tensor.name]
+        value.set_shape(tensor.shape)
+        return value
+    if tensor.op.name in source_values:
+        return source_values[tensor.op.name][tensor.value_index]
+    return copied[tensor.op.name].outputs[tensor.value_index]
+
+
+def _copy_op(op: tf.Operation, copied: dict, source_values: dict, given: dict) -> None:
     graph = tf.compat.v1.get_default_graph()
 
     def value_of(tensor):
-        if tensor.op.name in source_values:
-            return source_values[tensor.op.name][tensor.value_index]
-        return copied[tensor.op.name].outputs[tensor.value_index]
+        return _value_of(tensor, copied, source_values, given)
 
     attrs = {key: value for key, value in op.node_def.attr.items() if key != "_class"}
     new_op = graph._create_op_internal(  # pylint: disable=protected-access
@@ -110,28 +120,45 @@ def _copy_op(op: tf.Operation, copied: dict, source_values: dict) -> None:
     copied[op.name] = new_op
 
 
+def _ops_needed_for(tensors, ops, given_names):
+    """The ops among `ops` that computing `tensors` runs, when `given_names` are known."""
+    by_name = {op.name: op for op in ops}
+    needed = set()
+    pending = [tensor.op for tensor in tensors if tensor.name not in given_names]
+    while pending:
+        op = pending.pop()
+        if op.name in needed or op.name not in by_name:
+            continue
+        needed.add(op.name)
+        pending.extend(tensor.op for tensor in op.inputs if tensor.name not in given_names)
+        pending.extend(op.control_inputs)
+    return [op for op in ops if op.name in needed]
+
+
 def lift(structure, stage_of, what: str) -> Lifted:
     """Lift the computation of `structure` (tensors, SparseTensors, nested) out of the graph."""
     flat = tf.nest.flatten(structure, expand_composites=True)
     ops, sources = _subgraph(flat, stage_of, what)
 
-    def function(encoded_elements, probes=()):
-        """The computed structure; with `probes` (tensors of the lifted subgraph), also
-        their computed values: (structure, probe values)."""
+    def function(encoded_elements, probes=(), given=()):
+        """The computed structure; with `probes` (tensors of the lifted subgraph), only
+        their values, and only the ops they need run.
+
+        given: (tensor of the lifted subgraph, its value) pairs, computed elsewhere; only
+            the ops still needed for the rest are re-created.
+        """
+        given = {tensor.name: value for tensor, value in given}
         source_values = {stage.get_next_op.name: list(encoded)
                          for stage, encoded in zip(sources, encoded_elements)}
+        wanted = list(probes) or flat
         copied = {}
-        for op in ops:
-            _copy_op(op, copied, source_values)
+        for op in (_ops_needed_for(wanted, ops, given) if probes or given else ops):
+            _copy_op(op, copied, source_values, given)
 
-        def value_of(tensor):
-            if tensor.op.name in source_values:
-                return source_values[tensor.op.name][tensor.value_index]
-            return copied[tensor.op.name].outputs[tensor.value_index]
-
-        result = tf.nest.pack_sequence_as(structure, [value_of(t) for t in flat],
-                                          expand_composites=True)
-        return (result, tuple(value_of(t) for t in probes)) if probes else result
+        values = [_value_of(tensor, copied, source_values, given) for tensor in wanted]
+        if probes:
+            return tuple(values)
+        return tf.nest.pack_sequence_as(structure, values, expand_composites=True)
 
     stateful = any(op.op_def.is_stateful for op in ops)
-    return Lifted(sources, function, stateful, tuple(ops))
+    return Lifted(sources, function, stateful, tuple(ops), tuple(flat))

@@ -126,9 +126,11 @@ class ElementSource:
 
     upstream: dataset of the raw upstream elements (zipped when there are several stages).
     compute:  map function turning one upstream element (as `Dataset.map` passes it) into the
-              computed structure; `compute(*args, probes=tensors)` also returns the values of
-              those tensors of the lifted subgraph.
+              computed structure; `compute(*args, probes=tensors)` returns the values of
+              those tensors of the lifted subgraph instead; `compute(*args, given=pairs)` takes
+              (tensor, value) pairs as already computed.
     lifted_ops: the user's ops the computation re-creates.
+    lifted_outputs: the user's tensors it computes, flattened (composites expanded).
     stateful: whether compute keeps state between calls (see `lifting.Lifted`).
     dense:    every upstream component is a plain tensor (no sparse/ragged encodings), so
               upstream elements can be batched before computing.
@@ -139,6 +141,7 @@ class ElementSource:
     stateful: bool
     dense: bool
     lifted_ops: tuple
+    lifted_outputs: tuple
 
     def computed(self, finish: Callable | None = None, parallelism: int = 1) -> tf.data.Dataset:
         """The computed elements, in upstream order.
@@ -177,17 +180,17 @@ def element_source(structure, what: str, shares=None) -> ElementSource:
     else:
         dataset = tf.data.Dataset.from_tensors(0).repeat()
 
-    def compute(*args, probes=()):
+    def compute(*args, probes=(), given=()):
         if len(sources) == 1:
             # map() unpacks a tuple element into positional arguments; pack it back.
             spec = sources[0].element_spec
             args = (args if isinstance(spec, tuple) else args[0],)
         encoded = [stage.encoded(element) for stage, element in zip(sources, args)]
-        return lifted.function(encoded, probes)
+        return lifted.function(encoded, probes, given)
 
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))
-    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops)
+    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
 
 
 def _shared(dataset, share):

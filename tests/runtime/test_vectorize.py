@@ -1,0 +1,72 @@
+"""The batch computation runs the user's per-element ops once per batch, on the whole batch.
+
+Stream equality with TF1 is tested elsewhere (test_pipelines_exact, the harness example);
+this checks the compiled graph, so that a change which silently falls back to per-element
+computation, or computes the parse twice, fails here instead of only in the benchmark.
+"""
+import os
+import sys
+
+import pytest
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "examples")
+
+
+def _batch_map_function(graph_def):
+    """The function of the batch stage's ParallelMapDatasetV2 (the batched computation)."""
+    functions = {function.signature.name: function for function in graph_def.library.function}
+    for function in functions.values():
+        for node in function.node_def:
+            if node.op == "ParallelMapDatasetV2" and "shuffle_batch" in node.name:
+                return functions, functions[node.attr["f"].func.name]
+    raise AssertionError("no batched map function in the compiled pipeline")
+
+
+def _live_nodes(function):
+    """The nodes the function's results depend on (tracing leaves dead ones, which TF prunes)."""
+    nodes = {node.name: node for node in function.node_def}
+    live = set()
+    pending = [value.split(":")[0] for value in function.ret.values()]
+    while pending:
+        name = pending.pop().lstrip("^").split(":")[0]
+        if name in live or name not in nodes:
+            continue
+        live.add(name)
+        pending.extend(nodes[name].input)
+    return [nodes[name] for name in live]
+
+
+def _op_counts(function, functions, follow_else=False):
+    """Op types run by `function`, following the taken branch of conditionals."""
+    counts = {}
+    for node in _live_nodes(function):
+        counts[node.op] = counts.get(node.op, 0) + 1
+        if node.op in ("If", "StatelessIf"):
+            branch = "else_branch" if follow_else else "then_branch"
+            for op, count in _op_counts(functions[node.attr[branch].func.name],
+                                        functions, follow_else).items():
+                counts[op] = counts.get(op, 0) + count
+    return counts
+
+
+@pytest.mark.timeout(300)
+def test_mnist_example_parses_and_decodes_each_batch_once(shim, tmp_path):
+    import tensorflow as real_tf
+
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import mnist_queue_pipeline as example
+    finally:
+        sys.path.remove(EXAMPLES)
+    path = str(tmp_path / "mnist.tfrecord")
+    example.write_mnist_like_tfrecord(path, 300)
+    graph = real_tf.Graph()
+    with graph.as_default():
+        example.build(shim, path, num_epochs=1, batch_size=32)
+    functions, batch_map = _batch_map_function(graph.as_graph_def())
+
+    uniform_lengths = _op_counts(batch_map, functions)
+    assert uniform_lengths.get("ParseExampleV2") == 1
+    assert uniform_lengths.get("DecodeRaw") == 1
+    # Records of differing lengths take the per-element path: still one parse per element.
+    assert "StatelessWhile" in _op_counts(batch_map, functions, follow_else=True)
