@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
+from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.framework import random_seed as _random_seed
 
@@ -89,10 +90,16 @@ def op_seeds(seed):
     return (seed1 or 0), (seed2 or 0)
 
 
+def _without_autograph():
+    """The shim's dataset functions are plain graph code (user ops are copied, not traced from
+    Python), so autograph's source conversion would only cost build time."""
+    return _autograph_ctx.ControlStatusCtx(status=_autograph_ctx.Status.DISABLED)
+
+
 def register(dataset_factory: Callable[[], tf.data.Dataset], name: str):
     """Create a stage; return the structure user code consumes (the iterator's next element)."""
     graph = tf.compat.v1.get_default_graph()
-    with seed_counter_preserved(graph):
+    with seed_counter_preserved(graph), _without_autograph():
         dataset = dataset_factory()
         iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
         element = iterator.get_next(name=name)

@@ -90,40 +90,65 @@ def _keyed(values, keys):
     return tf.data.Dataset.zip((values, keys)).map(lambda value, key: (key, value))
 
 
-def tfrecord_records(filename, compression_type="", count_records=None):
-    """TFRecordReader on one file: keys are ``file:byte_offset``."""
+def tfrecord_records(filename, compression_type="", count_records=None, with_keys=True):
+    """TFRecordReader on one file: keys are ``file:byte_offset``.
+
+    Records are read a chunk at a time (keys formatted and records counted per chunk, with no
+    per-record function). A chunk would drop the good records read before an error, so the
+    chunked read ignores errors and stops at the first one; the rest of the file is then read
+    again from that record without doing so, which raises TF1's error after exactly TF1's
+    records (and is empty for a sound file). The chunked read starts only once the file has
+    given its first record: on a file that cannot be opened, an error-ignoring read would
+    retry forever.
+    with_keys=False gives the values alone (for a consumer that never reads the keys).
+    """
     compression_type = compression_type_of(compression_type)
 
     def records():
         return tf.data.TFRecordDataset(filename, compression_type=compression_type)
 
-    def key_by_offset(batch_start, batch):
-        sizes = tf.cast(tf.strings.length(batch), tf.int64) + _TFRECORD_FRAMING_BYTES
-        ends = batch_start + tf.cumsum(sizes)
-        with tf.control_dependencies(_counted(count_records, tf.size(batch))):
-            return ends[-1], _keys(filename, ends - sizes)
+    def rest_of_file(count):
+        return records().skip(count).reduce(
+            tf.zeros([0], tf.string), lambda rest, value: tf.concat([rest, [value]], 0))
 
-    def offsets(_):
-        return (records().ignore_errors().batch(_KEY_BATCH)
-                .scan(tf.constant(0, tf.int64), key_by_offset).unbatch())
+    def keyed_chunk(state, chunk_and_end):
+        start, count = state
+        chunk, is_end = chunk_and_end
+        # The end marker stands for what the chunked read stopped before: normally nothing.
+        chunk = tf.cond(is_end, lambda: rest_of_file(count), lambda: chunk)
+        sizes = tf.cast(tf.strings.length(chunk), tf.int64) + _TFRECORD_FRAMING_BYTES
+        with tf.control_dependencies(_counted(count_records, tf.size(chunk))):
+            chunk = tf.identity(chunk)
+            keys = _keys(filename, start + tf.cumsum(sizes, exclusive=True)) if with_keys else None
+        state = (start + tf.reduce_sum(sizes), count + tf.size(chunk, tf.int64))
+        return state, ((keys, chunk) if with_keys else chunk)
 
-    # Offsets come from a second read of the file, in batches, which ends quietly where the
-    # first read raises. It starts only once the file has given a record: on a file it cannot
-    # open, ignore_errors would retry forever.
-    keys = records().take(1).flat_map(offsets)
-    return _keyed(records(), keys)
+    def chunked_read(_):
+        end_marker = tf.data.Dataset.from_tensors((tf.zeros([0], tf.string), True))
+        chunks = (records().ignore_errors().batch(_KEY_BATCH).map(lambda chunk: (chunk, False))
+                  .concatenate(end_marker))
+        zero = tf.constant(0, tf.int64)
+        return chunks.scan((zero, zero), keyed_chunk).unbatch()
+
+    # Only a file that gave its first record is read again by the error-ignoring read: after
+    # an error at opening (or a downstream pull after any error), nothing re-opens the file.
+    return records().take(1).flat_map(chunked_read)
 
 
-def text_line_records(filename, skip_header_lines=0, count_records=None):
-    """TextLineReader on one file: keys are ``file:line_number`` (1-based, headers counted)."""
+def text_line_records(filename, skip_header_lines=0, count_records=None, with_keys=True):
+    """TextLineReader on one file: keys are ``file:line_number`` (1-based, headers counted).
+
+    with_keys=False gives the lines alone (for a consumer that never reads the keys)."""
     _require_non_negative(skip_header_lines=skip_header_lines)
     segments = tf.strings.split(tf.io.read_file(filename), "\n")
     lines = tf.strings.regex_replace(segments, "\r$", "")
     # The segment after the last "\n" is a line only if something is left of it.
     line_count = tf.size(lines, tf.int64) - tf.cast(tf.equal(lines[-1], ""), tf.int64)
     first = tf.minimum(tf.constant(skip_header_lines, tf.int64), line_count)
-    return _counted_upfront(_sliced(filename, lines[first:line_count], first),
-                            line_count - first, count_records)
+    values = lines[first:line_count]
+    records = (_sliced(filename, values, first) if with_keys
+               else tf.data.Dataset.from_tensor_slices(values))
+    return _counted_upfront(records, line_count - first, count_records)
 
 
 def _sliced(filename, values, first_index):

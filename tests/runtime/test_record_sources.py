@@ -135,15 +135,23 @@ def test_corrupt_tfrecord_is_data_loss_after_the_good_records(records, damage):
         assert len(got) >= len(records)
 
 
-def test_tfrecord_keys_and_errors_across_key_batches(tmp_path):
-    """Keys are formatted in batches of rs._KEY_BATCH: offsets carry across batches, and a
-    corruption inside a batch still yields every good record before it."""
+@pytest.mark.parametrize("damage", ["truncate_end", "flip_middle", "gzip_flip_middle"])
+def test_tfrecord_keys_and_errors_across_key_batches(tmp_path, damage):
+    """Records are read in chunks of rs._KEY_BATCH: offsets carry across chunks, and a
+    corruption inside a chunk still yields every good record before it, then TF1's error."""
     records = [bytes([i % 251]) * (i % 7) for i in range(rs._KEY_BATCH * 2 + 5)]
-    good = write_tfrecords(str(tmp_path), "good.tfrecord", records)
-    data = open(good, "rb").read()
-    bad = write(tmp_path, "bad.tfrecord", data[:-3])
-    got, error = assert_same_stream([good, bad], v1.TFRecordReader, rs.tfrecord_records)
-    assert len(got) == 2 * len(records) - 1 and isinstance(error, tf.errors.DataLossError)
+    compression = "GZIP" if damage.startswith("gzip") else ""
+    good = write_tfrecords(str(tmp_path), "good.tfrecord", records, compression)
+    data = bytearray(open(good, "rb").read())
+    if damage.endswith("flip_middle"):
+        data[len(data) * 2 // 3] ^= 0xFF
+    else:
+        data = data[:-3]
+    bad = write(tmp_path, "bad.tfrecord", bytes(data))
+    options = v1.io.TFRecordOptions(compression) if compression else None
+    got, error = assert_same_stream([good, bad], lambda: v1.TFRecordReader(options=options),
+                                    lambda f: rs.tfrecord_records(f, compression))
+    assert error is not None and len(records) <= len(got) < 2 * len(records)
 
 
 # --- TextLineReader ------------------------------------------------------------------------
