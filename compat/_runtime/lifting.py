@@ -45,6 +45,8 @@ class Lifted:
         must stay sequential for the results to be TF1's.
     ops: the lifted ops of the user's graph, in creation order.
     outputs: the user's tensors the function computes, flattened (composites expanded).
+    source_outputs_read: for each source, the indices of its get_next outputs the
+        computation reads (the others need not be produced).
     """
 
     sources: tuple
@@ -52,6 +54,7 @@ class Lifted:
     stateful: bool
     ops: tuple
     outputs: tuple
+    source_outputs_read: tuple
 
 
 def _check_liftable(op: tf.Operation, what: str) -> None:
@@ -161,4 +164,17 @@ def lift(structure, stage_of, what: str) -> Lifted:
         return tf.nest.pack_sequence_as(structure, values, expand_composites=True)
 
     stateful = any(op.op_def.is_stateful for op in ops)
-    return Lifted(sources, function, stateful, tuple(ops), tuple(flat))
+    return Lifted(sources, function, stateful, tuple(ops), tuple(flat),
+                  _source_outputs_read(sources, ops, flat))
+
+
+def _source_outputs_read(sources, ops, flat):
+    read = {stage.get_next_op.name: set() for stage in sources}
+    for tensor in list(flat) + [tensor for op in ops for tensor in op.inputs]:
+        if tensor.op.name in read:
+            read[tensor.op.name].add(tensor.value_index)
+    for op in ops:
+        for dep in op.control_inputs:
+            if dep.name in read:  # waits on the whole dequeue
+                read[dep.name].update(range(len(dep.outputs)))
+    return tuple(tuple(sorted(read[stage.get_next_op.name])) for stage in sources)

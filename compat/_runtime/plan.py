@@ -37,12 +37,16 @@ class Stage:
         stage's elements encoded as a flat tensor list (`structure.to_tensor_list`).
     element_spec: the dataset's element spec.
     name: for error messages.
+    part_factory: for a stage whose elements are tuples of plain tensors, optionally builds
+        a dataset of only some of them: given component indices, a dataset of those
+        components (a bare tensor for one), or None where it cannot save work.
     """
 
     dataset_factory: Callable[[], tf.data.Dataset]
     get_next_op: tf.Operation
     element_spec: object
     name: str
+    part_factory: Callable[[tuple], tf.data.Dataset | None] | None = None
 
     def encoded(self, element):
         """`element` as the flat tensor list that `get_next_op` outputs."""
@@ -96,8 +100,10 @@ def _without_autograph():
     return _autograph_ctx.ControlStatusCtx(status=_autograph_ctx.Status.DISABLED)
 
 
-def register(dataset_factory: Callable[[], tf.data.Dataset], name: str):
-    """Create a stage; return the structure user code consumes (the iterator's next element)."""
+def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None):
+    """Create a stage; return the structure user code consumes (the iterator's next element).
+
+    part_factory: see `Stage`."""
     graph = tf.compat.v1.get_default_graph()
     with seed_counter_preserved(graph), _without_autograph():
         dataset = dataset_factory()
@@ -105,7 +111,7 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str):
         element = iterator.get_next(name=name)
     flat = tf.nest.flatten(element, expand_composites=True)
     get_next_op = _get_next_op_of(flat)
-    add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name))
+    add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory))
     return element
 
 
@@ -181,8 +187,12 @@ def element_source(structure, what: str, shares=None) -> ElementSource:
     lifted = lifting.lift(structure, stage_of, what)
     sources = lifted.sources
     shares = shares or {}
+    upstream, parts = [], []
+    for stage, outputs_read in zip(sources, lifted.source_outputs_read):
+        dataset, part = _upstream_of(stage, outputs_read)
+        upstream.append(_shared(dataset, shares.get(stage)))
+        parts.append(part)
     if sources:
-        upstream = [_shared(stage.dataset_factory(), shares.get(stage)) for stage in sources]
         dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
     else:
         dataset = tf.data.Dataset.from_tensors(0).repeat()
@@ -190,14 +200,32 @@ def element_source(structure, what: str, shares=None) -> ElementSource:
     def compute(*args, probes=(), given=()):
         if len(sources) == 1:
             # map() unpacks a tuple element into positional arguments; pack it back.
-            spec = sources[0].element_spec
-            args = (args if isinstance(spec, tuple) else args[0],)
-        encoded = [stage.encoded(element) for stage, element in zip(sources, args)]
+            args = (args if isinstance(upstream[0].element_spec, tuple) else args[0],)
+        encoded = [stage.encoded(element) if part is None else _placed(element, part, stage)
+                   for stage, element, part in zip(sources, args, parts)]
         return lifted.function(encoded, probes, given)
 
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))
     return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
+
+
+def _upstream_of(stage, outputs_read):
+    """The stage's dataset, or only the components read when the stage can build just those:
+    (dataset, indices of its components, or None for the whole element)."""
+    if stage.part_factory is not None and 0 < len(outputs_read) < len(stage.element_spec):
+        dataset = stage.part_factory(outputs_read)
+        if dataset is not None:
+            return dataset, outputs_read
+    return stage.dataset_factory(), None
+
+
+def _placed(element, part, stage):
+    """A part of an element as the flat list `stage.encoded` gives, unread components None."""
+    encoded = [None] * len(stage.element_spec)
+    for index, component in zip(part, element if len(part) > 1 else (element,)):
+        encoded[index] = component
+    return encoded
 
 
 def _shared(dataset, share):

@@ -23,7 +23,13 @@ def _work_units(queue, api):
 
 
 class ReaderBase:
-    """Base of the shim's readers; a subclass says how one work unit becomes records."""
+    """Base of the shim's readers; a subclass says how one work unit becomes records.
+
+    A subclass whose `_records` accepts ``with_keys=False`` (values alone, cheaper) sets
+    `_reads_values_alone`; a pipeline that never reads the keys then gets only the values.
+    """
+
+    _reads_values_alone = False
 
     def __init__(self, reader_ref, supports_serialize=False):
         self._reader_ref = reader_ref
@@ -51,7 +57,14 @@ class ReaderBase:
         def records():
             return self._counters.counted_stream(work_units(), self._records)
 
-        key, value = plan.register(records, name or "ReaderReadV2")
+        def values_alone(components):
+            if components != (1,) or not self._reads_values_alone:
+                return None
+            return self._counters.counted_stream(
+                work_units(), lambda unit, count_records: self._records(
+                    unit, count_records, with_keys=False))
+
+        key, value = plan.register(records, name or "ReaderReadV2", part_factory=values_alone)
         return key, value
 
     def read_up_to(self, queue, num_records, name=None):
@@ -93,25 +106,29 @@ class ReaderBase:
 
 
 class TFRecordReader(ReaderBase):
+    _reads_values_alone = True
+
     def __init__(self, name=None, options=None):
         super().__init__(None)
         self._compression_type = record_sources.compression_type_of(options)
         self._name = name or "TFRecordReader"
 
-    def _records(self, work_unit, count_records):
+    def _records(self, work_unit, count_records, with_keys=True):
         return record_sources.tfrecord_records(work_unit, self._compression_type,
-                                               count_records=count_records)
+                                               count_records=count_records, with_keys=with_keys)
 
 
 class TextLineReader(ReaderBase):
+    _reads_values_alone = True
+
     def __init__(self, skip_header_lines=None, name=None):
         super().__init__(None)
         self._skip_header_lines = skip_header_lines or 0
         self._name = name or "TextLineReader"
 
-    def _records(self, work_unit, count_records):
+    def _records(self, work_unit, count_records, with_keys=True):
         return record_sources.text_line_records(work_unit, self._skip_header_lines,
-                                                count_records=count_records)
+                                                count_records=count_records, with_keys=with_keys)
 
 
 class FixedLengthRecordReader(ReaderBase):

@@ -143,6 +143,8 @@ def reader_configs(draw):
         allow_smaller_final_batch=draw(st.booleans()),
         header_lines=draw(st.integers(0, 2)),
         graph_seed=draw(st.integers(0, 1000)),
+        # Without the keys the shim reads the values alone (TFRecord, text): same batches.
+        with_keys=draw(st.booleans()),
     )
 
 
@@ -178,19 +180,23 @@ def reader_pipeline(config, paths):
                 "index": tf.FixedLenFeature([], tf.int64),
                 "tokens": tf.VarLenFeature(tf.int64),
                 "raw": tf.FixedLenFeature([], tf.string)})
-            return tf.train.batch([key, features["index"], features["tokens"], features["raw"]],
-                                  batch_size=config["batch_size"],
-                                  allow_smaller_final_batch=config["allow_smaller_final_batch"])
+            return tf.train.batch(
+                [key] * config["with_keys"]
+                + [features["index"], features["tokens"], features["raw"]],
+                batch_size=config["batch_size"],
+                allow_smaller_final_batch=config["allow_smaller_final_batch"])
         if kind == "text":
             key, line = tf.TextLineReader(skip_header_lines=config["header_lines"]).read(queue)
             index, fraction = tf.decode_csv(line, record_defaults=[[0], [0.0]])
-            return tf.train.batch([key, index, fraction], batch_size=config["batch_size"],
+            return tf.train.batch([key] * config["with_keys"] + [index, fraction],
+                                  batch_size=config["batch_size"],
                                   allow_smaller_final_batch=config["allow_smaller_final_batch"])
         key, record = tf.FixedLengthRecordReader(record_bytes=8, header_bytes=4,
                                                  footer_bytes=5).read(queue)
         values = tf.decode_raw(record, tf.int32)
         values.set_shape([2])
-        return tf.train.batch([key, values], batch_size=config["batch_size"],
+        return tf.train.batch([key] * config["with_keys"] + [values],
+                              batch_size=config["batch_size"],
                               allow_smaller_final_batch=config["allow_smaller_final_batch"])
     return build
 

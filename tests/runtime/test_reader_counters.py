@@ -28,12 +28,14 @@ def _write_records(path, kind, records):
         path.write_text("".join(f"{record}\n" for record in records))
 
 
-def _counters_run(tf, kind, paths, upto, num_epochs, batch_size, watch_midway):
+def _counters_run(tf, kind, paths, upto, num_epochs, batch_size, fetch, watch_midway):
     with tf_real.Graph().as_default():
         reader = getattr(tf, kind)(**_READER_ARGS.get(kind, {}))
         queue = tf.train.string_input_producer(paths, num_epochs=num_epochs, shuffle=False)
-        key, _ = reader.read_up_to(queue, 3) if upto else reader.read(queue)
-        batch = tf.train.batch([key], batch_size=batch_size, enqueue_many=upto,
+        key, value = reader.read_up_to(queue, 3) if upto else reader.read(queue)
+        # Batching only the values lets the shim read them without keys: still counted.
+        batch = tf.train.batch([key if fetch == "key" else value], batch_size=batch_size,
+                               enqueue_many=upto,
                                allow_smaller_final_batch=True)
         counters = [reader.num_records_produced(), reader.num_work_units_completed()]
         seen, fetched = [], 0
@@ -59,16 +61,17 @@ def _counters_run(tf, kind, paths, upto, num_epochs, batch_size, watch_midway):
 @pytest.mark.parametrize("kind", ["TextLineReader", "TFRecordReader", "FixedLengthRecordReader",
                                   "WholeFileReader", "IdentityReader"])
 @given(lines=st.lists(st.integers(0, 40), min_size=1, max_size=4), upto=st.booleans(),
-       num_epochs=st.integers(1, 2), batch_size=st.integers(1, 6))
-def test_counters_end_where_tf1s_do(kind, lines, upto, num_epochs, batch_size, legacy, shim,
-                                    tmp_path_factory):
+       num_epochs=st.integers(1, 2), batch_size=st.integers(1, 6),
+       fetch=st.sampled_from(["key", "value"]))
+def test_counters_end_where_tf1s_do(kind, lines, upto, num_epochs, batch_size, fetch, legacy,
+                                    shim, tmp_path_factory):
     directory = tmp_path_factory.mktemp("counted")
     paths = []
     for index, count in enumerate(lines):
         path = directory / f"f{index}"
         _write_records(path, kind, [f"{index}-{line}" for line in range(count)])
         paths.append(str(path))
-    run = (kind, paths, upto, num_epochs, batch_size)
+    run = (kind, paths, upto, num_epochs, batch_size, fetch)
     expected = _counters_run(legacy, *run, watch_midway=False)
     fetched, seen, final, after_reset = _counters_run(shim, *run, watch_midway=True)
     assert fetched == expected[0]
