@@ -56,13 +56,13 @@ def _same_lengths(strings) -> tf.Tensor:
 
 
 def _split_at_equal_length_ops(source):
-    """Where the computation can be cut before its equal-length ops, or None.
+    """Where the computation is cut before its equal-length ops: (before, checked).
 
-    Returns (before, checked): `before` are the tensors computed ahead of those ops that the
-    rest needs (their inputs, and the outputs that do not depend on them); `checked` are the
-    inputs whose lengths decide whether the batched form is exact. Computing `before` once,
-    checking, then computing only the rest from it runs each op once per batch. None when an
-    equal-length op reads another's result (its input is then not known before the cut).
+    `before` are the tensors computed ahead of those ops that the rest needs (their inputs,
+    and the outputs that do not depend on them); `checked` are the inputs whose lengths
+    decide whether the batched form is exact. Computing `before` once, checking, then only the
+    rest from it runs each op once per batch. Raises ValueError when an equal-length op reads
+    another's result: its input cannot be known before the first one runs batched.
     """
     after = set()
     for op in source.lifted_ops:
@@ -72,7 +72,7 @@ def _split_at_equal_length_ops(source):
             after.add(op.name)
     checked = [op.inputs[0] for op in source.lifted_ops if op.type in _EQUAL_LENGTH_OPS]
     if any(tensor.op.name in after for tensor in checked):
-        return None
+        raise ValueError("an equal-length op reads another's result: computed per element")
     before = {}
     for op in source.lifted_ops:
         if op.name in after:
@@ -94,8 +94,8 @@ def batch_computation(source, element_specs):
     Raises ValueError (at trace time) when the computation cannot be vectorized exactly.
     """
     _register_converters()
-    split = (_split_at_equal_length_ops(source)
-             if any(op.type in _EQUAL_LENGTH_OPS for op in source.lifted_ops) else None)
+    cut = (_split_at_equal_length_ops(source)
+           if any(op.type in _EQUAL_LENGTH_OPS for op in source.lifted_ops) else None)
 
     def per_element(element):
         return source.compute(*element)
@@ -105,16 +105,10 @@ def batch_computation(source, element_specs):
                      if value.shape[1:] != spec.shape else value
                      for value, spec in zip(values, element_specs))
 
-    def exact_or_per_element(batch, uniform, vectorized):
-        return tf.cond(uniform, vectorized, lambda: tf.map_fn(
-            per_element, batch, fn_output_signature=element_specs))
-
     def compute_batch(*batch):
-        if not any(op.type in _EQUAL_LENGTH_OPS for op in source.lifted_ops):
+        if cut is None:
             return batched(tf.vectorized_map(per_element, batch, fallback_to_while_loop=False))
-        if split is None:
-            return batched(_recomputing_batch(source, batch, exact_or_per_element))
-        before, checked = split
+        before, checked = cut
         known = tf.vectorized_map(lambda element: source.compute(*element, probes=before),
                                   batch, fallback_to_while_loop=False)
         by_name = dict(zip((tensor.name for tensor in before), known))
@@ -125,17 +119,9 @@ def batch_computation(source, element_specs):
             element, values = element_and_known
             return source.compute(*element, given=tuple(zip(before, values)))
 
-        return batched(exact_or_per_element(batch, uniform, lambda: tf.vectorized_map(
-            rest, (batch, known), fallback_to_while_loop=False)))
+        return batched(tf.cond(
+            uniform,
+            lambda: tf.vectorized_map(rest, (batch, known), fallback_to_while_loop=False),
+            lambda: tf.map_fn(per_element, batch, fn_output_signature=element_specs)))
 
     return compute_batch
-
-
-def _recomputing_batch(source, batch, exact_or_per_element):
-    """The checked inputs first, then the whole computation again (when it cannot be cut)."""
-    probes = tuple(op.inputs[0] for op in source.lifted_ops if op.type in _EQUAL_LENGTH_OPS)
-    stacked = tf.vectorized_map(lambda element: source.compute(*element, probes=probes),
-                                batch, fallback_to_while_loop=False)
-    uniform = tf.reduce_all(tf.stack([_same_lengths(value) for value in stacked]))
-    return exact_or_per_element(batch, uniform, lambda: tf.vectorized_map(
-        lambda element: source.compute(*element), batch, fallback_to_while_loop=False))

@@ -9,6 +9,9 @@ import sys
 
 import pytest
 
+from conftest import run_stream
+from streams import assert_streams_equal
+
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "examples")
 
 
@@ -70,3 +73,18 @@ def test_mnist_example_parses_and_decodes_each_batch_once(shim, tmp_path):
     assert uniform_lengths.get("DecodeRaw") == 1
     # Records of differing lengths take the per-element path: still one parse per element.
     assert "StatelessWhile" in _op_counts(batch_map, functions, follow_else=True)
+
+
+def test_decode_raw_of_a_decode_raw_result_batches_like_tf1(legacy, shim):
+    """The second decode_raw's input exists only after the first ran: with records of
+    differing lengths the first cannot run batched, so the shim computes per element."""
+    records = [b"\x05a", b"\x78cd", b"\x07", b"\x0cxyz", b"\x64"]
+
+    def build(tf):
+        record = tf.train.string_input_producer(records, num_epochs=2, shuffle=False).dequeue()
+        first_byte = tf.decode_raw(record, tf.uint8)[0]
+        digits = tf.decode_raw(tf.as_string(first_byte), tf.uint8)
+        return tf.train.batch([tf.reduce_sum(tf.cast(digits, tf.int32)), first_byte],
+                              batch_size=2, allow_smaller_final_batch=True)
+
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
