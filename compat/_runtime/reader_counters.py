@@ -5,7 +5,7 @@ tf.data functions and the ops user code runs refer to the same per-session varia
 the pipeline capturing it (one-shot iterators cannot capture state). The stream zeroes both
 counters when it starts, the record source adds records a batch at a time as it reads them,
 and a work unit counts when its file is exhausted. Like TF1's, the values run ahead of what
-the consumer has dequeued: a reader reads ahead (here, by up to one key batch of 1,024
+the consumer has dequeued: a reader reads ahead (here, by up to one chunk of 1,024
 records, or a whole file where the source reads whole files).
 """
 from __future__ import annotations

@@ -33,7 +33,8 @@ tests/runtime/test_record_sources.py), not taken from their documentation:
   in its ``encoding`` raises DataLossError; a truncated one ends quietly, as in TF1.
 
 TextLine and hop_bytes records hold one (decompressed) file in memory at a time, as
-WholeFileReader does; TFRecord and contiguous fixed-length records stream.
+WholeFileReader does; TFRecord (a chunk of 1,024 records at a time) and contiguous
+fixed-length records stream.
 """
 import tensorflow as tf
 
