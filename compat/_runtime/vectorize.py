@@ -59,28 +59,39 @@ def _split_at_equal_length_ops(source):
     """Where the computation is cut before its equal-length ops: (before, checked).
 
     `before` are the tensors computed ahead of those ops that the rest needs (their inputs,
-    and the outputs that do not depend on them); `checked` are the inputs whose lengths
-    decide whether the batched form is exact. Computing `before` once, checking, then only the
-    rest from it runs each op once per batch. Raises ValueError when an equal-length op reads
-    another's result: its input cannot be known before the first one runs batched.
+    and the outputs that do not depend on them) and that depend on the element: constants stay
+    in the rest, so that TF optimizes e.g. a division by a constant as it does in TF1's graph.
+    `checked` are the inputs whose lengths decide whether the batched form is exact. Computing
+    `before` once, checking, then only the rest from it runs each op once per batch. Raises
+    ValueError when an equal-length op reads another's result: its input cannot be known
+    before the first one runs batched.
     """
-    after = set()
+    lifted = {op.name for op in source.lifted_ops}
+    after, per_element = set(), set()
     for op in source.lifted_ops:
         if (op.type in _EQUAL_LENGTH_OPS
                 or any(tensor.op.name in after for tensor in op.inputs)
                 or any(dep.name in after for dep in op.control_inputs)):
             after.add(op.name)
+        if any(tensor.op.name not in lifted or tensor.op.name in per_element
+               for tensor in op.inputs):
+            per_element.add(op.name)
     checked = [op.inputs[0] for op in source.lifted_ops if op.type in _EQUAL_LENGTH_OPS]
     if any(tensor.op.name in after for tensor in checked):
         raise ValueError("an equal-length op reads another's result: computed per element")
+
+    def crosses_the_cut(tensor):
+        return tensor.op.name not in after and (tensor.op.name not in lifted
+                                                or tensor.op.name in per_element)
+
     before = {}
     for op in source.lifted_ops:
         if op.name in after:
             for tensor in op.inputs:
-                if tensor.op.name not in after:
+                if crosses_the_cut(tensor):
                     before.setdefault(tensor.name, tensor)
     for tensor in source.lifted_outputs:
-        if tensor.op.name not in after:
+        if crosses_the_cut(tensor):
             before.setdefault(tensor.name, tensor)
     return tuple(before.values()), tuple(checked)
 
@@ -112,8 +123,10 @@ def batch_computation(source, element_specs):
         known = tf.vectorized_map(lambda element: source.compute(*element, probes=before),
                                   batch, fallback_to_while_loop=False)
         by_name = dict(zip((tensor.name for tensor in before), known))
+        # A checked input that is not per-element (a constant) has one length anyway.
         uniform = tf.reduce_all(tf.stack([_same_lengths(by_name[tensor.name])
-                                          for tensor in checked]))
+                                          for tensor in checked if tensor.name in by_name]
+                                         + [tf.constant(True)]))
 
         def rest(element_and_known):
             element, values = element_and_known

@@ -15,6 +15,15 @@ from streams import assert_streams_equal
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "examples")
 
 
+def _mnist_example():
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import mnist_queue_pipeline as example
+    finally:
+        sys.path.remove(EXAMPLES)
+    return example
+
+
 def _batch_map_function(graph_def):
     """The function of the batch stage's ParallelMapDatasetV2 (the batched computation)."""
     functions = {function.signature.name: function for function in graph_def.library.function}
@@ -56,11 +65,7 @@ def _op_counts(function, functions, follow_else=False):
 def test_mnist_example_parses_and_decodes_each_batch_once(shim, tmp_path):
     import tensorflow as real_tf
 
-    sys.path.insert(0, EXAMPLES)
-    try:
-        import mnist_queue_pipeline as example
-    finally:
-        sys.path.remove(EXAMPLES)
+    example = _mnist_example()
     path = str(tmp_path / "mnist.tfrecord")
     example.write_mnist_like_tfrecord(path, 300)
     graph = real_tf.Graph()
@@ -88,3 +93,43 @@ def test_decode_raw_of_a_decode_raw_result_batches_like_tf1(legacy, shim):
                               batch_size=2, allow_smaller_final_batch=True)
 
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+def test_scaled_decode_raw_is_bit_exact_batched(legacy, shim):
+    """Batched, the constants of a per-element formula must stay constants: TF rewrites a
+    division by a constant (the classic `/ 255.`), and TF1 gets that rounding."""
+    records = [bytes((7 * i + j) % 256 for j in range(16)) for i in range(40)]
+
+    def build(tf):
+        record = tf.train.string_input_producer(records, num_epochs=1, shuffle=False).dequeue()
+        pixels = tf.cast(tf.decode_raw(record, tf.uint8), tf.float32) / 255. - 0.5
+        pixels.set_shape([16])
+        return tf.train.batch([pixels, tf.strings.length(record)], batch_size=8)
+
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+def test_decode_raw_of_a_constant_beside_per_element_values_is_exact(legacy, shim):
+    def build(tf):
+        index = tf.train.range_input_producer(12, num_epochs=1, shuffle=False).dequeue()
+        table = tf.reshape(tf.cast(tf.decode_raw(tf.constant(b"\x01\x02\x03\x04"), tf.uint8),
+                                   tf.int32), [4])
+        return tf.train.batch([table * index], batch_size=5, allow_smaller_final_batch=True)
+
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+@pytest.mark.timeout(300)
+def test_mnist_example_is_equivalent_to_tf1_under_the_harness(tmp_path):
+    """What `python -m compat.harness examples/mnist_queue_pipeline.py:build` checks, on a
+    smaller file: shuffle_batch of parsed, decoded, scaled images, bit for bit per element."""
+    import functools
+
+    from compat import harness
+
+    example = _mnist_example()
+    path = str(tmp_path / "mnist.tfrecord")
+    example.write_mnist_like_tfrecord(path, 1500)
+    report = harness.compare(functools.partial(example.build, path=path, num_epochs=2),
+                             mode="auto", max_batches=None)
+    assert report.equivalent, report.explain()
