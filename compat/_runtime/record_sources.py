@@ -43,8 +43,8 @@ _TFRECORD_FRAMING_BYTES = 16
 
 _ENCODINGS = ("", "ZLIB", "GZIP")
 
-# Keys are formatted this many at a time: a tf.data function call per record costs more
-# than reading the record.
+# Keys are formatted (and TFRecord records read and counted) this many at a time: a tf.data
+# function call per record costs more than reading the record.
 _KEY_BATCH = 1024
 
 
