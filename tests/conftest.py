@@ -24,6 +24,23 @@ settings.load_profile(os.environ.get("COMPAT_HYPOTHESIS_PROFILE", "ci"))
 _TIMEOUT_SCALE = max(1.0, settings().max_examples / 20)
 
 
+def pytest_generate_tests(metafunc):
+    """Tests that use `tf_behavior` run once per behaviour; eager-only tests under TF2 alone
+    (`disable_v2_behavior()` turns eager execution off for the whole process)."""
+    if "tf_behavior" in metafunc.fixturenames:
+        modes = ("tf2",) if metafunc.definition.get_closest_marker("eager") else ("tf1", "tf2")
+        metafunc.parametrize("tf_behavior", modes, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def tf_behavior(request):
+    """The process-wide TF behaviour this test runs under: "tf1" (after
+    `disable_v2_behavior()`, as TF1 programs run) or "tf2" (TF2 graph mode)."""
+    import tf_behavior as behavior
+    behavior.use(request.param)
+    return request.param
+
+
 def pytest_collection_modifyitems(config, items):
     if _TIMEOUT_SCALE > 1:
         for item in items:

@@ -22,3 +22,9 @@ def tf_v1():
 def pipelines(tf_v1):
     import harness_pipelines as module
     return module
+
+
+@pytest.fixture(autouse=True)
+def _under_each_tf_behavior(tf_behavior):
+    """Every test here runs after `disable_v2_behavior()` and in TF2 graph mode."""
+    return tf_behavior

@@ -53,3 +53,9 @@ def build_error(tf, build):
         except Exception as error:  # noqa: BLE001 - the type is what the tests compare
             return error
     return None
+
+
+@pytest.fixture(autouse=True)
+def _under_each_tf_behavior(tf_behavior):
+    """Every test here runs after `disable_v2_behavior()` and in TF2 graph mode."""
+    return tf_behavior

@@ -127,6 +127,7 @@ def test_corrupt_tfrecord_fails_with_data_loss(tmp_path, legacy, shim):
     assert type(actual) is type(expected)
 
 
+@pytest.mark.eager
 def test_eager_mode_raises_tf1s_error_types(legacy, shim):
     """Outside graph mode TF1's producers raise RuntimeError and its batching ValueError."""
     import tensorflow as tf

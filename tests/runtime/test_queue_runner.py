@@ -405,6 +405,7 @@ def test_subclass_whose_run_raises_reaches_coord_join(tf):
 
 # --- eager ---------------------------------------------------------------------------------------
 
+@pytest.mark.eager
 def test_eager_queue_runner_runs_callables_until_out_of_range():
     assert tf_real.executing_eagerly()
     queue = shim_tf.FIFOQueue(4, [shim_tf.int32], shapes=[[]])
@@ -436,6 +437,7 @@ def test_eager_queue_runner_runs_callables_until_out_of_range():
     assert not runner_threads_alive()
 
 
+@pytest.mark.eager
 def test_eager_queue_runner_refuses_values_as_enqueue_ops():
     queue = shim_tf.FIFOQueue(4, [shim_tf.int32], shapes=[[]])
     with pytest.raises(TypeError, match="callables"):

@@ -257,6 +257,7 @@ def test_reader_refuses_a_from_list_queue_with_the_fix():
 
 # --- eager and as_dataset -------------------------------------------------------------------------
 
+@pytest.mark.eager
 def test_eager_queue_behaves_like_tf_queue():
     queue = shim_tf.queue.RandomShuffleQueue(8, 2, [shim_tf.int32], shapes=[[]], seed=1)
     queue.enqueue_many([np.arange(6, dtype=np.int32)])
@@ -271,6 +272,7 @@ def test_eager_queue_behaves_like_tf_queue():
         queue.dequeue()
 
 
+@pytest.mark.eager
 def test_eager_as_dataset_ends_when_the_queue_is_closed_and_drained():
     queue = shim_tf.FIFOQueue(10, [shim_tf.float32, shim_tf.int32], shapes=[[2], []],
                               names=["x", "y"])
@@ -283,6 +285,7 @@ def test_eager_as_dataset_ends_when_the_queue_is_closed_and_drained():
     assert int(queue.size()) == 0
 
 
+@pytest.mark.eager
 def test_eager_as_dataset_dequeues_only_on_demand():
     queue = shim_tf.FIFOQueue(10, [shim_tf.int32], shapes=[[]])
     queue.enqueue_many([np.arange(5, dtype=np.int32)])
@@ -291,6 +294,7 @@ def test_eager_as_dataset_dequeues_only_on_demand():
     assert int(queue.size()) == 4  # no prefetch took elements from the queue
 
 
+@pytest.mark.eager
 def test_keras_fit_on_a_queue_fed_by_an_eager_runner():
     keras = pytest.importorskip("keras")
     queue = shim_tf.FIFOQueue(16, [shim_tf.float32, shim_tf.float32], shapes=[[3], [1]])

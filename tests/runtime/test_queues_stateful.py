@@ -21,7 +21,8 @@ from collections import Counter
 import numpy as np
 import pytest
 from hypothesis import settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (RuleBasedStateMachine, invariant, precondition, rule,
+                                 run_state_machine_as_test)
 
 tf = pytest.importorskip("tensorflow")
 import compat.v1 as shim_tf  # noqa: E402
@@ -257,9 +258,8 @@ class ShuffleMachine(QueueMachine):
     kind = "shuffle"
 
 
-TestFIFOQueueAgainstTF = FIFOMachine.TestCase
-TestFIFOQueueAgainstTF.settings = SETTINGS
-TestPaddingFIFOQueueAgainstTF = PaddingMachine.TestCase
-TestPaddingFIFOQueueAgainstTF.settings = SETTINGS
-TestRandomShuffleQueueAgainstTF = ShuffleMachine.TestCase
-TestRandomShuffleQueueAgainstTF.settings = SETTINGS
+@pytest.mark.eager
+@pytest.mark.parametrize("machine", [FIFOMachine, PaddingMachine, ShuffleMachine],
+                         ids=["fifo", "padding_fifo", "random_shuffle"])
+def test_queue_agrees_with_tf_queue(machine):
+    run_state_machine_as_test(machine, settings=SETTINGS)
