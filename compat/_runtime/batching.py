@@ -174,7 +174,9 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
     try:
         return raw.map(vectorize.batch_computation(source, element_specs),
                        num_parallel_calls=_PARALLEL_BATCHES, deterministic=True)
-    except (ValueError, NotImplementedError, TypeError):  # pfor cannot convert an op
+    except (ValueError, NotImplementedError, TypeError, AttributeError, AssertionError):
+        # pfor could not convert an op exactly (its own errors come in these types): the
+        # per-element computation is always right.
         return None
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
+from tensorflow.core.framework import function_pb2, graph_pb2
+from tensorflow.python.framework import function as legacy_function
 
 # Ops whose value lives outside the data stream: copying them into a map function would read
 # a fresh copy (a new variable, an empty table) or nothing at all (a placeholder).
@@ -69,7 +71,7 @@ def _check_liftable(op: tf.Operation, what: str) -> None:
 
 
 def _subgraph(flat_tensors, stage_of, what):
-    """Ops between the outputs and the stages, in creation (= topological) order."""
+    """Ops between the outputs and the stages (in creation order), and the stages."""
     needed = {}
     sources = {}
     pending = [tensor.op for tensor in flat_tensors]
@@ -90,37 +92,146 @@ def _subgraph(flat_tensors, stage_of, what):
     return ordered, tuple(source_list)
 
 
-def _value_of(tensor, copied: dict, source_values: dict, given: dict):
-    if tensor.name in given:
-        value = given[tensor.name]
-        value.set_shape(tensor.shape)
-        return value
-    if tensor.op.name in source_values:
-        return source_values[tensor.op.name][tensor.value_index]
-    return copied[tensor.op.name].outputs[tensor.value_index]
+def _function_names(attrs) -> list:
+    """Names of the functions an op's (or a function node's) attributes refer to."""
+    names = []
+    for value in attrs.values():
+        if value.HasField("func"):
+            names.append(value.func.name)
+        elif value.HasField("list"):
+            names.extend(func.name for func in value.list.func)
+    return names
 
 
-def _copy_op(op: tf.Operation, copied: dict, source_values: dict, given: dict) -> None:
-    graph = tf.compat.v1.get_default_graph()
+def _library_of(graph, node_defs) -> function_pb2.FunctionDefLibrary:
+    """The function definitions `node_defs` need (v2 control flow branches and bodies,
+    py_function wrappers...), with the ones those need in turn."""
+    library = function_pb2.FunctionDefLibrary()
+    pending = [name for node in node_defs for name in _function_names(node.attr)]
+    seen = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        function = graph._get_function(name)  # pylint: disable=protected-access
+        if function is None:
+            continue  # a function of TF's own registry (e.g. a kernel-backed op)
+        definition = function.definition
+        library.function.add().CopyFrom(definition)
+        for node in definition.node_def:
+            pending.extend(_function_names(node.attr))
+    return library
 
-    def value_of(tensor):
-        return _value_of(tensor, copied, source_values, given)
 
-    attrs = {key: value for key, value in op.node_def.attr.items() if key != "_class"}
-    new_op = graph._create_op_internal(  # pylint: disable=protected-access
-        op.type,
-        [value_of(tensor) for tensor in op.inputs],
-        dtypes=[output.dtype for output in op.outputs],
-        name=op.name,
-        attrs=attrs,
-        op_def=op.op_def,
-    )
-    for old, new in zip(op.outputs, new_op.outputs):
-        new.set_shape(old.shape)
-    control = [copied[dep.name] for dep in op.control_inputs if dep.name in copied]
-    if control:
-        new_op._add_control_inputs(control)  # pylint: disable=protected-access
-    copied[op.name] = new_op
+def _graph_def_of(ops, kept_inputs) -> graph_pb2.GraphDef:
+    """The ops as a GraphDef to import elsewhere.
+
+    kept_inputs: names of the ops whose outputs and control edges survive; control edges to
+    anything else (a stage's dequeue: its value arrives as the element) are dropped.
+    Colocation and device requests are dropped too: they name ops and devices of the
+    user's graph, and the pipeline runs where tf.data runs it.
+    """
+    graph_def = graph_pb2.GraphDef()
+    if ops:
+        graph_def.versions.CopyFrom(ops[0].graph.graph_def_versions)
+    for op in ops:
+        node = graph_def.node.add()
+        node.CopyFrom(op.node_def)
+        node.device = ""
+        if "_class" in node.attr:
+            del node.attr["_class"]
+        inputs = [name for name in node.input
+                  if not name.startswith("^") or name[1:] in kept_inputs]
+        del node.input[:]
+        node.input.extend(inputs)
+    if ops:
+        graph_def.library.CopyFrom(_library_of(ops[0].graph, graph_def.node))
+    return graph_def
+
+
+# TF1 control flow (tf.cond, while_loop, map_fn after disable_v2_behavior()): frames and
+# dead branches that pfor cannot vectorize.
+V1_CONTROL_FLOW = {"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit",
+                   "RefExit", "NextIteration", "RefNextIteration", "LoopCond"}
+
+
+def called_as_function(body, arguments, name="lifted"):
+    """`body(*arguments)` computed by a function of its own, called from the current graph.
+
+    Two reasons. TF runs grappler on a called function's body as TF1's Session runs it on
+    the user's graph, so the values are TF1's bit for bit where grappler changes them (a
+    division by a constant becomes a multiplication by its reciprocal), while the body of a
+    tf.data map function itself is not optimized. And the body gets no automatic control
+    dependencies, which would tie ops inside a TF1 loop frame to ops outside it.
+    Static shapes of the results are kept.
+    """
+    arguments = list(arguments)
+    shapes = []
+
+    @legacy_function.Defun(*[value.dtype for value in arguments])
+    def function(*parameters):
+        for parameter, value in zip(parameters, arguments):
+            parameter.set_shape(value.shape)
+        results = list(body(*parameters))
+        shapes.extend(result.shape for result in results)
+        return results
+
+    outputs = function(*arguments, name=name)
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    for output, shape in zip(outputs, shapes):
+        output.set_shape(shape)
+    return outputs
+
+
+def _imported(ops, input_map, wanted, inline):
+    """Re-create `ops` reading `input_map` (tensor name -> value) instead of the tensors
+    named there; return the values of the `wanted` tensors.
+
+    Importing a GraphDef (rather than copying op by op) keeps any graph TF1 runs: v1 control
+    flow creates a cond's Switch after the ops that read it and gives loops back edges, so
+    no op-by-op order exists. The ops go into a function of their own (see
+    `called_as_function`), or with `inline` into the current graph (for pfor to vectorize:
+    the caller then puts the batched computation into such a function). Every output keeps
+    the static shape it had (`set_shape` calls the user made keep holding).
+    """
+    names = {op.name for op in ops}
+    used = sorted({tensor.name for op in ops for tensor in op.inputs} & set(input_map))
+    computed = [tensor for tensor in wanted if tensor.name not in input_map]
+    if inline:
+        if any(op.type in V1_CONTROL_FLOW for op in ops):
+            raise ValueError("TF1 control flow is computed per element, not inline")
+        values = _import_into_current_graph(ops, names, {name: input_map[name] for name in used},
+                                            computed)
+    elif computed:
+        values = called_as_function(
+            lambda *parameters: _import_into_current_graph(
+                ops, names, dict(zip(used, parameters)), computed),
+            [input_map[name] for name in used])
+    else:
+        values = []
+    by_name = dict(zip((tensor.name for tensor in computed), values))
+    results = []
+    for tensor in wanted:
+        value = input_map.get(tensor.name, by_name.get(tensor.name))
+        if value.shape.is_compatible_with(tensor.shape):
+            value.set_shape(tensor.shape)
+        results.append(value)
+    return results
+
+
+def _import_into_current_graph(ops, names, input_map, computed):
+    if not ops:
+        return []
+    returned = tf.graph_util.import_graph_def(
+        _graph_def_of(ops, names), input_map=input_map,
+        return_elements=[op.name for op in ops], name="lifted")
+    imported = dict(zip((op.name for op in ops), returned))
+    for op in ops:
+        for old, new in zip(op.outputs, imported[op.name].outputs):
+            if new.shape.is_compatible_with(old.shape):
+                new.set_shape(old.shape)
+    return [imported[tensor.op.name].outputs[tensor.value_index] for tensor in computed]
 
 
 def _ops_needed_for(tensors, ops, given_names):
@@ -143,22 +254,23 @@ def lift(structure, stage_of, what: str) -> Lifted:
     flat = tf.nest.flatten(structure, expand_composites=True)
     ops, sources = _subgraph(flat, stage_of, what)
 
-    def function(encoded_elements, probes=(), given=()):
+    def function(encoded_elements, probes=(), given=(), inline=False):
         """The computed structure; with `probes` (tensors of the lifted subgraph), only
         their values, and only the ops they need run.
 
         given: (tensor of the lifted subgraph, its value) pairs, computed elsewhere; only
             the ops still needed for the rest are re-created.
+        inline: create the ops in the current graph instead of a function of their own
+            (see `_imported`).
         """
-        given = {tensor.name: value for tensor, value in given}
-        source_values = {stage.get_next_op.name: list(encoded)
-                         for stage, encoded in zip(sources, encoded_elements)}
+        input_map = {tensor.name: value for tensor, value in given}
+        for stage, encoded in zip(sources, encoded_elements):
+            for index, value in enumerate(encoded):
+                if value is not None:
+                    input_map[f"{stage.get_next_op.name}:{index}"] = value
         wanted = list(probes) or flat
-        copied = {}
-        for op in (_ops_needed_for(wanted, ops, given) if probes or given else ops):
-            _copy_op(op, copied, source_values, given)
-
-        values = [_value_of(tensor, copied, source_values, given) for tensor in wanted]
+        needed = _ops_needed_for(wanted, ops, input_map) if probes or given else ops
+        values = _imported(needed, input_map, wanted, inline)
         if probes:
             return tuple(values)
         return tf.nest.pack_sequence_as(structure, values, expand_composites=True)

@@ -23,6 +23,7 @@ import tensorflow as tf
 from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.framework import random_seed as _random_seed
+from tensorflow.python.ops import control_flow_util as _control_flow_util
 
 from compat._runtime import lifting
 
@@ -100,12 +101,25 @@ def _without_autograph():
     return _autograph_ctx.ControlStatusCtx(status=_autograph_ctx.Status.DISABLED)
 
 
+@contextlib.contextmanager
+def _shim_control_flow_v2():
+    """The shim's own conds and loops are v2 (If, While) under either TF behaviour: one
+    compiled form for both, the one tf.data functions are built for. The user's ops are
+    imported as they are, v1 control flow included (see `lifting`)."""
+    saved = _control_flow_util.ENABLE_CONTROL_FLOW_V2
+    _control_flow_util.ENABLE_CONTROL_FLOW_V2 = True
+    try:
+        yield
+    finally:
+        _control_flow_util.ENABLE_CONTROL_FLOW_V2 = saved
+
+
 def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None):
     """Create a stage; return the structure user code consumes (the iterator's next element).
 
     part_factory: see `Stage`."""
     graph = tf.compat.v1.get_default_graph()
-    with seed_counter_preserved(graph), _without_autograph():
+    with seed_counter_preserved(graph), _without_autograph(), _shim_control_flow_v2():
         dataset = dataset_factory()
         iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
         element = iterator.get_next(name=name)
@@ -141,7 +155,8 @@ class ElementSource:
     compute:  map function turning one upstream element (as `Dataset.map` passes it) into the
               computed structure; `compute(*args, probes=tensors)` returns the values of
               those tensors of the lifted subgraph instead; `compute(*args, given=pairs)` takes
-              (tensor, value) pairs as already computed.
+              (tensor, value) pairs as already computed; `inline=True` creates the ops in the
+              current graph (for pfor) rather than in a function of their own.
     lifted_ops: the user's ops the computation re-creates.
     lifted_outputs: the user's tensors it computes, flattened (composites expanded).
     stateful: whether compute keeps state between calls (see `lifting.Lifted`).
@@ -197,13 +212,13 @@ def element_source(structure, what: str, shares=None) -> ElementSource:
     else:
         dataset = tf.data.Dataset.from_tensors(0).repeat()
 
-    def compute(*args, probes=(), given=()):
+    def compute(*args, probes=(), given=(), inline=False):
         if len(sources) == 1:
             # map() unpacks a tuple element into positional arguments; pack it back.
             args = (args if isinstance(upstream[0].element_spec, tuple) else args[0],)
         encoded = [stage.encoded(element) if part is None else _placed(element, part, stage)
                    for stage, element, part in zip(sources, args, parts)]
-        return lifted.function(encoded, probes, given)
+        return lifted.function(encoded, probes, given, inline)
 
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))

@@ -6,8 +6,14 @@ upstream elements first and computing each batch with `tf.vectorized_map` gives 
 batches, and turns e.g. parse_single_example into one parse of the batch, which is where
 most of the time goes.
 
-Only exact conversions are used (pfor's per-element loop fallback fails at run time where
-per-element intermediate shapes differ, and TF1 does not). DecodeRaw, which pfor cannot
+Only exact conversions are used. A computation is vectorized only when every op in it is one
+whose batched form computes each element with the same arithmetic as the op on that element
+alone (`exact_when_batched`): data movement, parsing and string ops, and elementwise IEEE
+arithmetic. Float accumulations (MatMul, Conv2D, float sums and means) are left per element:
+batched, they add in another order and differ from TF1 in the last bits; so are
+transcendental functions (Eigen's vectorized exp/log/tanh differ from its scalar ones), control
+flow, and anything else not listed. pfor's per-element loop fallback is never used (it fails
+at run time where per-element intermediate shapes differ, and TF1 does not). DecodeRaw, which pfor cannot
 convert, gets a batched form here that is exact when every element's input has the same byte
 length; each batch checks that first and computes element by element (`tf.map_fn`) when it
 does not hold.
@@ -18,6 +24,8 @@ import threading
 
 import tensorflow as tf
 
+from compat._runtime import lifting
+
 # Ops given a batched form here, valid when their inputs in one batch have equal lengths.
 _EQUAL_LENGTH_OPS = ("DecodeRaw",)
 # One-input elementwise string ops pfor has no converter for: applied to the stacked input,
@@ -25,6 +33,44 @@ _EQUAL_LENGTH_OPS = ("DecodeRaw",)
 _ELEMENTWISE_STRING_OPS = ("StringLength", "AsString", "StringToNumber", "StaticRegexReplace",
                            "StaticRegexFullMatch", "StringStrip", "StringLower", "StringUpper",
                            "DecodeBase64", "EncodeBase64")
+# Ops whose batched form (pfor's) computes each element exactly as the op does alone.
+_DATA_MOVEMENT = {
+    "Const", "Identity", "IdentityN", "StopGradient", "Snapshot", "Reshape", "Squeeze",
+    "ExpandDims", "Shape", "ShapeN", "Size", "Rank", "Transpose", "Slice", "StridedSlice",
+    "Gather", "GatherV2", "GatherNd", "ConcatV2", "Pack", "Unpack", "Split", "SplitV", "Tile",
+    "Pad", "PadV2", "MirrorPad", "Fill", "ZerosLike", "OnesLike", "Range", "ReverseV2",
+    "BroadcastTo", "OneHot", "Select", "SelectV2", "Cast", "Bitcast", "NoOp",
+}
+_PARSING_AND_STRINGS = {
+    "ParseExample", "ParseExampleV2", "ParseSingleExample", "DecodeRaw", "DecodeCSV",
+    "Substr", "StringJoin", "StringToHashBucketFast",
+} | set(_ELEMENTWISE_STRING_OPS)
+# Elementwise ops that IEEE arithmetic computes identically in Eigen's packet and scalar
+# paths (one correctly rounded operation per element, or none).
+_ELEMENTWISE_EXACT = {
+    "Add", "AddV2", "AddN", "Sub", "Mul", "RealDiv", "Div", "DivNoNan", "FloorDiv", "FloorMod",
+    "Mod", "TruncateDiv", "TruncateMod", "Neg", "Abs", "Maximum", "Minimum", "Square", "Sqrt",
+    "SquaredDifference", "Floor", "Ceil", "Round", "Rint", "Sign", "ClipByValue", "Relu",
+    "Relu6", "BiasAdd", "Reciprocal", "Inv", "Equal", "NotEqual", "Less", "LessEqual",
+    "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "IsNan", "IsInf",
+    "IsFinite", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift",
+}
+# Reductions: max/min/all/any do not depend on the order; sums only for integers.
+_ORDER_FREE_REDUCTIONS = {"Max", "Min", "All", "Any", "ArgMax", "ArgMin"}
+_INTEGER_ONLY_REDUCTIONS = {"Sum", "Prod", "Mean", "Cumsum", "Cumprod"}
+
+
+def exact_when_batched(op) -> bool:
+    """Whether computing `op` on a batch gives each element's result bit for bit."""
+    if op.type in _DATA_MOVEMENT or op.type in _PARSING_AND_STRINGS:
+        return True
+    if op.type in _ELEMENTWISE_EXACT or op.type in _ORDER_FREE_REDUCTIONS:
+        return True
+    if op.type in _INTEGER_ONLY_REDUCTIONS:
+        return all(tensor.dtype.is_integer for tensor in op.outputs)
+    return False
+
+
 _registered = []
 _registration_lock = threading.Lock()
 
@@ -102,14 +148,18 @@ def batch_computation(source, element_specs):
     source: a `plan.ElementSource` whose computation is stateless and whose upstream
         elements are dense.
     element_specs: the per-element `tf.TensorSpec`s of the computed tuple.
-    Raises ValueError (at trace time) when the computation cannot be vectorized exactly.
+    Raises ValueError when the computation cannot be vectorized exactly (at trace time,
+    where pfor itself cannot convert an op).
     """
+    inexact = sorted({op.type for op in source.lifted_ops if not exact_when_batched(op)})
+    if inexact:
+        raise ValueError(f"not vectorized: {', '.join(inexact)} may differ when batched")
     _register_converters()
     cut = (_split_at_equal_length_ops(source)
            if any(op.type in _EQUAL_LENGTH_OPS for op in source.lifted_ops) else None)
 
     def per_element(element):
-        return source.compute(*element)
+        return source.compute(*element, inline=True)
 
     def batched(values):
         return tuple(tf.ensure_shape(value, tf.TensorShape([None]).concatenate(spec.shape))
@@ -117,10 +167,15 @@ def batch_computation(source, element_specs):
                      for value, spec in zip(values, element_specs))
 
     def compute_batch(*batch):
+        # In a function of its own, so that grappler rewrites the batched ops as TF1's Session
+        # rewrites the per-element ones (see `lifting.called_as_function`).
+        return tuple(lifting.called_as_function(compute_batch_inline, batch, name="batched"))
+
+    def compute_batch_inline(*batch):
         if cut is None:
             return batched(tf.vectorized_map(per_element, batch, fallback_to_while_loop=False))
         before, checked = cut
-        known = tf.vectorized_map(lambda element: source.compute(*element, probes=before),
+        known = tf.vectorized_map(lambda element: source.compute(*element, probes=before, inline=True),
                                   batch, fallback_to_while_loop=False)
         by_name = dict(zip((tensor.name for tensor in before), known))
         # A checked input that is not per-element (a constant) has one length anyway.
@@ -130,7 +185,7 @@ def batch_computation(source, element_specs):
 
         def rest(element_and_known):
             element, values = element_and_known
-            return source.compute(*element, given=tuple(zip(before, values)))
+            return source.compute(*element, given=tuple(zip(before, values)), inline=True)
 
         return batched(tf.cond(
             uniform,

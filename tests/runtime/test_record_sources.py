@@ -47,18 +47,24 @@ def tf1_stream(files, make_reader, up_to=None):
 
 
 def shim_stream(files, records_of, up_to=None):
-    """What records_of yields per work unit, flat-mapped over `files`, run eagerly."""
+    """What records_of yields per work unit, flat-mapped over `files`, run in a Session (as
+    the shim's pipelines run, under either TF behaviour)."""
     def per_file(filename):
         records = records_of(filename)
         return rs.records_up_to(records, up_to) if up_to else records
 
     records, error = [], None
-    dataset = tf.data.Dataset.from_tensor_slices(files).flat_map(per_file)
-    try:
-        for key, value in dataset:
-            records.append(_as_lists([key.numpy(), value.numpy()]))
-    except tf.errors.OpError as e:
-        error = e
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.from_tensor_slices(files).flat_map(per_file)
+        next_pair = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+        with tf.compat.v1.Session() as sess:
+            try:
+                while True:
+                    records.append(_as_lists(sess.run(next_pair)))
+            except tf.errors.OutOfRangeError:
+                pass
+            except tf.errors.OpError as e:
+                error = e
     return records, error
 
 

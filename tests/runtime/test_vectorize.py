@@ -49,10 +49,13 @@ def _live_nodes(function):
 
 
 def _op_counts(function, functions, follow_else=False):
-    """Op types run by `function`, following the taken branch of conditionals."""
+    """Op types run by `function`, following calls and the taken branch of conditionals."""
     counts = {}
     for node in _live_nodes(function):
         counts[node.op] = counts.get(node.op, 0) + 1
+        if node.op in functions:  # a call of a function of the library
+            for op, count in _op_counts(functions[node.op], functions, follow_else).items():
+                counts[op] = counts.get(op, 0) + count
         if node.op in ("If", "StatelessIf"):
             branch = "else_branch" if follow_else else "then_branch"
             for op, count in _op_counts(functions[node.attr[branch].func.name],

@@ -1,0 +1,91 @@
+"""TF1's floats, bit for bit: one test per op family a per-element computation uses.
+
+Each expression runs on the same pixels under `tensorflow.compat.v1` and `compat.v1`, batched
+(where the shim may compute whole batches at once) and behind a random op (which keeps the
+computation per element), and must agree to the last bit. TF1's Session rewrites some of
+these graphs before running them (a division by a constant becomes a multiplication by its
+reciprocal); the shim must give the rewritten graph's values, because those are TF1's.
+"""
+import numpy as np
+import pytest
+
+from conftest import run_stream
+from streams import assert_streams_equal
+
+pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(300)]
+
+IMAGES = 12
+PIXELS = np.random.RandomState(7).uniform(0, 255, size=(IMAGES, 6, 5, 3)).astype(np.float32)
+WEIGHTS = np.random.RandomState(8).randn(15, 7).astype(np.float32)
+KERNEL = np.random.RandomState(9).randn(3, 3, 3, 4).astype(np.float32)
+
+
+def _divisions(tf, image):
+    return [image / 127.5 - 1.0, image / 255.0, (image - 127.0) / 58.5,
+            image / tf.cast(255, tf.float32), image / tf.constant([1.0, 3.0, 7.0]),
+            tf.math.truediv(image, 3.0), tf.div(image, 6.0), tf.math.divide_no_nan(image, 9.0),
+            image / (image + 1.0)]
+
+
+def _elementwise(tf, image):
+    return [image * (1.0 / 255.0) + 0.5, tf.abs(image - 100.0), tf.maximum(image, 50.0),
+            tf.square(image), tf.sqrt(image), tf.floor(image / 7.0), tf.clip_by_value(image, 10, 90),
+            tf.round(image * 0.1), tf.nn.relu(image - 128.0), tf.cast(image, tf.uint8),
+            tf.math.squared_difference(image, 3.0), tf.sign(image - 128.0)]
+
+
+def _transcendental(tf, image):
+    scaled = image / 255.0
+    return [tf.exp(scaled), tf.log(1.0 + image), tf.log1p(image), tf.tanh(scaled),
+            tf.sigmoid(scaled), tf.pow(scaled, 2.0), tf.pow(scaled, 1.7), tf.exp(scaled) - 1.0,
+            tf.rsqrt(image + 1.0)]
+
+
+def _accumulations(tf, image):
+    flat = tf.reshape(image, [-1, 15])
+    batch = tf.expand_dims(image, 0)
+    return [tf.reduce_sum(image), tf.reduce_mean(image, axis=[0, 1]), tf.matmul(flat, WEIGHTS),
+            tf.nn.conv2d(batch, KERNEL, [1, 1, 1, 1], "SAME"), tf.nn.l2_normalize(image, axis=-1),
+            tf.nn.softmax(flat), tf.reduce_max(image, axis=2), tf.cumsum(image, axis=0),
+            tf.nn.bias_add(tf.matmul(flat, WEIGHTS), tf.constant(np.arange(7, dtype=np.float32)))]
+
+
+def _image_ops(tf, image):
+    pixels = tf.cast(image, tf.uint8)
+    return [tf.image.per_image_standardization(image),
+            tf.image.convert_image_dtype(pixels, tf.float32),
+            tf.image.resize_images(image, [4, 4]),
+            tf.image.resize_images(image, [9, 7], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR),
+            tf.image.adjust_brightness(image / 255.0, 0.1), tf.image.adjust_contrast(image, 1.4),
+            tf.image.adjust_saturation(image / 255.0, 0.7), tf.image.adjust_hue(image / 255.0, 0.1),
+            tf.image.rgb_to_grayscale(image), tf.image.central_crop(image, 0.5),
+            tf.image.resize_image_with_crop_or_pad(image, 4, 8)]
+
+
+def _control_flow(tf, image):
+    mean = tf.reduce_mean(image)
+    return [tf.cond(mean > 127.0, lambda: image / 255.0, lambda: image / 127.5),
+            tf.map_fn(lambda row: row / 3.0, image),
+            tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x / 2.0), [0, image])[1]]
+
+
+FAMILIES = {"division_by_constants": _divisions, "elementwise": _elementwise,
+            "transcendental": _transcendental, "accumulations": _accumulations,
+            "image_ops": _image_ops, "control_flow": _control_flow}
+
+
+def _pipeline(family, per_element):
+    def build(tf):
+        index = tf.train.range_input_producer(IMAGES, shuffle=False, num_epochs=2).dequeue()
+        image = tf.gather(tf.constant(PIXELS), index)
+        if per_element:  # a random op makes the computation stateful: never batched
+            image = image + tf.floor(tf.random_uniform([], seed=3) * 0.0)
+        return tf.train.batch(FAMILIES[family](tf, image), batch_size=4)
+    return build
+
+
+@pytest.mark.parametrize("per_element", [False, True], ids=["batched", "per_element"])
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_values_are_tf1s_bit_for_bit(family, per_element, legacy, shim):
+    build = _pipeline(family, per_element)
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
