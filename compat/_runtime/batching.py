@@ -9,10 +9,11 @@ batching queue into the tf.data pipeline:
     allow_smaller_final_batch) -> prefetch
 
 `*_join` builds one such input stream per list entry and interleaves them; entries reading
-from one producer queue split its elements between them, as TF1's threads do.
+one stage share its elements, as TF1's enqueue threads do (see `plan`).
 """
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from compat._runtime import plan, vectorize
@@ -127,10 +128,10 @@ def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
     return inferred
 
 
-def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, shares=None):
+def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer):
     """Dataset of single input elements (a tuple per element) for one list of tensors."""
     keep_per_row = keep_input.shape.ndims == 1
-    dataset = plan.element_source((tuple(tensor_list), keep_input), api, shares).computed()
+    dataset = plan.element_source((tuple(tensor_list), keep_input), api, consumer).computed()
     if keep_per_row:
         dataset = dataset.flat_map(
             lambda values, keep: tf.data.Dataset.from_tensor_slices((values, keep)))
@@ -147,6 +148,25 @@ def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, shares=Non
     return dataset
 
 
+def _static_batch_size(batch_size):
+    """batch_size as a Python int where it is known at graph construction (an int or an
+    int32 constant), else None (e.g. an int32 placeholder fed per run).
+
+    TF1 hands batch_size to an int32 `dequeue_many` input: other dtypes are a TypeError."""
+    if isinstance(batch_size, (tf.Tensor, tf.Variable)):
+        if batch_size.dtype.base_dtype != tf.int32:
+            raise TypeError(
+                f"batch_size: TF1's dequeue takes an int32 batch size; got a tensor of dtype "
+                f"{batch_size.dtype.name} ({batch_size!r}). Cast it: tf.cast(batch_size, "
+                "tf.int32).")
+        value = tf.get_static_value(batch_size)
+        return None if value is None else int(value)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise TypeError(f"batch_size: expected an int32 value; got {batch_size!r} of type "
+                        f"{type(batch_size).__name__}. Pass an int.")
+    return int(batch_size)
+
+
 def _is_constant_true(keep_input):
     value = tf.get_static_value(keep_input)
     return value is not None and bool(value)
@@ -158,14 +178,15 @@ def _needs_shape_check(element_spec, shapes):
                for spec, shape in zip(element_spec, shapes))
 
 
-def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shapes, api):
+def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shapes, api,
+                        consumer):
     """Batches computed whole (see `vectorize`), or None to compute per element.
 
     Valid because nothing between the computation and the batch filters elements; the
     shuffle, if any, reorders raw elements instead of computed ones, which for a stateless
     computation is the same thing.
     """
-    source = plan.element_source(tuple(tensor_list), api)
+    source = plan.element_source(tuple(tensor_list), api, consumer)
     if source.stateful or not source.dense:
         return None
     element_specs = tuple(tf.TensorSpec(shape, tensor.dtype)
@@ -178,22 +199,6 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
         # pfor could not convert an op exactly (its own errors come in these types): the
         # per-element computation is always right.
         return None
-
-
-def _join_shares(tensor_list_list, keep_input, api):
-    """For each `*_join` entry, its share of the stages several entries read.
-
-    TF1 runs one enqueue op per entry; entries built from the same dequeued tensors (e.g.
-    `[[image, label]] * n` over one slice_input_producer) take turns on that queue, so each
-    element is enqueued once, by one of them.
-    """
-    readers = {}
-    for index, tensor_list in enumerate(tensor_list_list):
-        for stage in plan.source_stages((tuple(tensor_list), keep_input), api):
-            readers.setdefault(stage, []).append(index)
-    return [{stage: (len(users), users.index(index))
-             for stage, users in readers.items() if len(users) > 1 and index in users}
-            for index in range(len(tensor_list_list))]
 
 
 def _interleaved(datasets):
@@ -234,28 +239,41 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             deterministic = shuffle_seed != (0, 0)
             return dataset.shuffle(capacity, seed=shuffle_seed[1] if deterministic else None)
 
+        # One TF1 enqueue op per entry: entries reading one stage share its elements.
+        consumers = [(scope, index) for index in range(len(tensor_list_list))]
+        for tensor_list, consumer in zip(tensor_list_list, consumers):
+            plan.add_consumers((tuple(tensor_list), keep_input), default_name, consumer)
+
+        def elements():
+            return shuffled(_interleaved([
+                _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
+                              default_name, consumer)
+                for tensor_list, consumer in zip(tensor_list_list, consumers)]))
+
+        def batch_of(dataset, size):
+            if dynamic_pad:
+                padded = tuple(shape if shape is not None else tf.TensorShape(None)
+                               for shape in element_shapes)
+                return dataset.padded_batch(size, padded_shapes=padded,
+                                            drop_remainder=drop_remainder)
+            return dataset.batch(size, drop_remainder=drop_remainder)
+
         def batches():
             dataset = None
             if vectorizable:
-                dataset = _vectorized_batches(tensor_list_list[0], batch_size, drop_remainder,
-                                              shuffled, element_shapes, default_name)
+                dataset = _vectorized_batches(tensor_list_list[0], static_batch_size,
+                                              drop_remainder, shuffled, element_shapes,
+                                              default_name, consumers[0])
             if dataset is None:
-                dataset = shuffled(_interleaved([
-                    _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
-                                  default_name, shares)
-                    for tensor_list, shares in zip(
-                        tensor_list_list,
-                        _join_shares(tensor_list_list, keep_input, default_name))]))
-                if dynamic_pad:
-                    padded = tuple(shape if shape is not None else tf.TensorShape(None)
-                                   for shape in element_shapes)
-                    dataset = dataset.padded_batch(batch_size, padded_shapes=padded,
-                                                   drop_remainder=drop_remainder)
-                else:
-                    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+                dataset = batch_of(elements(), static_batch_size)
             return dataset.prefetch(_PREFETCH_BATCHES)
 
-        dequeued = list(plan.register(batches, scope))
+        static_batch_size = _static_batch_size(batch_size)
+        if static_batch_size is None:
+            dequeued = plan.batches_of_fed_size(elements, batch_of, batch_size, scope.rstrip("/"))
+        else:
+            dequeued = plan.register(batches, scope)
+        dequeued = list(dequeued)
     if len(dequeued) == 1:
         dequeued = dequeued[0]  # a one-component TF1 queue dequeues a bare tensor
     return _as_original_type(original, dequeued)

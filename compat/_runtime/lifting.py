@@ -5,6 +5,7 @@ TF1 code computes per-element values with ordinary graph ops on a stage's dequeu
 subgraph, walking back from the values to the outputs of earlier stages, and re-creates its
 ops inside the map function, op by op, with the same attributes (random ops keep their
 seeds) and the same static shapes (so `set_shape` calls the user made keep holding).
+Lookup tables are not copied but shared with the user's graph (see `_TABLES_FOUND_BY_NAME`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tensorflow.core.framework import function_pb2, graph_pb2
 from tensorflow.python.framework import function as legacy_function
 
 # Ops whose value lives outside the data stream: copying them into a map function would read
-# a fresh copy (a new variable, an empty table) or nothing at all (a placeholder).
+# a fresh copy (a new variable) or nothing at all (a placeholder).
 _STATEFUL_SOURCES = {
     "Placeholder": "it is fed at run time, and a tf.data pipeline cannot see feeds. Feed the "
                    "values through a queue fed from Python (tf.FIFOQueue + enqueue with feed_dict), "
@@ -28,8 +29,52 @@ _STATEFUL_SOURCES = {
     "VarHandleOp": "it reads a variable, and the pipeline runs ahead of your training steps. Use "
                    "a constant, or read the variable outside the pipeline",
 }
-_STATEFUL_SOURCE_TYPE_PARTS = ("Queue", "Reader", "Iterator", "HashTable", "MutableHashTable",
-                               "Barrier", "Stage", "Accumulator")
+_STATEFUL_SOURCE_TYPE_PARTS = ("Queue", "Reader", "Iterator", "Barrier", "Stage", "Accumulator")
+
+# Lookup tables. TF keeps a table in the Session's resource manager under the name its op
+# gives (see `_table_resource_name`), so a copy of the op in a tf.data function of the same
+# Session opens the same table: lookups in the pipeline read what the user's
+# `tables_initializer()` put there, and fail as TF1's do ("Table not initialized") before it.
+_TABLES_FOUND_BY_NAME = {"HashTableV2"}
+# A static table's contents do not change once initialized, so reading it gives the same
+# values whatever the order of the calls.
+_STATIC_TABLE_READS = {"LookupTableFindV2", "LookupTableSizeV2", "LookupTableExportV2"}
+_ORDER_FREE_TABLE_OPS = _TABLES_FOUND_BY_NAME | _STATIC_TABLE_READS
+_LOOK_UP_AFTER_BATCHING = ("look the values up after batching instead (table.lookup on the "
+                           "batched tensor runs with your training step, as in TF1)")
+_MUTABLE_TABLE = (
+    "it reads a mutable lookup table, and the pipeline runs ahead of the training steps that "
+    "change it. If the contents are fixed before training, use tf.lookup.StaticHashTable("
+    "tf.lookup.KeyValueTensorInitializer(keys, values), default_value) and run "
+    f"tf.tables_initializer(); otherwise {_LOOK_UP_AFTER_BATCHING}")
+_ANONYMOUS_TABLE = ("it is an anonymous lookup table (experimental_is_anonymous=True), which a "
+                    "copy in the pipeline cannot find. Create the table without "
+                    f"experimental_is_anonymous, or {_LOOK_UP_AFTER_BATCHING}")
+_UNNAMED_TABLE = ("it is a lookup table with no shared_name (a graph built by TF 1.x, or "
+                  "hash_table_v2 called without one), which a copy in the pipeline cannot find. "
+                  "Create it with tf.lookup.StaticHashTable or the index_table_from_* "
+                  f"functions (they name it), or {_LOOK_UP_AFTER_BATCHING}")
+_REF_TABLE = ("it uses a reference-typed lookup table, which cannot run in a tf.data function. "
+              f"Create it with tf.lookup.StaticHashTable, or {_LOOK_UP_AFTER_BATCHING}")
+_TABLE_WRITE = ("it writes a lookup table (an initializer, insert or remove), which the "
+                "pipeline would run once per element, ahead of your training steps. Run table "
+                "initializers once with sess.run(tf.tables_initializer()) before fetching, and "
+                f"do not make per-element values depend on them; or {_LOOK_UP_AFTER_BATCHING}")
+_UNKNOWN_TABLE_OP = f"it is a lookup-table op the shim does not know; {_LOOK_UP_AFTER_BATCHING}"
+_TABLE_REFUSALS = {
+    **dict.fromkeys(("MutableHashTableV2", "MutableHashTableOfTensorsV2",
+                     "MutableDenseHashTableV2"), _MUTABLE_TABLE),
+    **dict.fromkeys(("AnonymousHashTable", "AnonymousMutableHashTable",
+                     "AnonymousMutableHashTableOfTensors", "AnonymousMutableDenseHashTable"),
+                    _ANONYMOUS_TABLE),
+    **dict.fromkeys(("HashTable", "MutableHashTable", "MutableHashTableOfTensors",
+                     "MutableDenseHashTable", "LookupTableFind", "LookupTableSize",
+                     "LookupTableExport"), _REF_TABLE),
+    **dict.fromkeys(("InitializeTable", "InitializeTableV2", "InitializeTableFromTextFile",
+                     "InitializeTableFromTextFileV2", "InitializeTableFromDataset",
+                     "LookupTableImport", "LookupTableImportV2", "LookupTableInsert",
+                     "LookupTableInsertV2", "LookupTableRemoveV2"), _TABLE_WRITE),
+}
 
 
 class LiftError(ValueError):
@@ -59,8 +104,26 @@ class Lifted:
     source_outputs_read: tuple
 
 
+def _table_resource_name(op: tf.Operation) -> str:
+    """The name TF's resource manager keeps the table of op `op` under, as its kernel computes
+    it (ContainerInfo::Init); "" when the table is private to that kernel."""
+    shared_name = op.get_attr("shared_name").decode()
+    if shared_name:
+        return shared_name
+    return op.name if op.get_attr("use_node_name_sharing") else ""
+
+
+def _table_refusal(op: tf.Operation) -> str | None:
+    """Why lookup-table op `op` cannot be lifted; None when it can, or is no table op."""
+    if op.type in _TABLES_FOUND_BY_NAME:
+        return None if _table_resource_name(op) else _UNNAMED_TABLE
+    if op.type in _STATIC_TABLE_READS or "Table" not in op.type:
+        return None  # a read: the walk checks the op that creates its table, upstream
+    return _TABLE_REFUSALS.get(op.type, _UNKNOWN_TABLE_OP)
+
+
 def _check_liftable(op: tf.Operation, what: str) -> None:
-    reason = _STATEFUL_SOURCES.get(op.type)
+    reason = _STATEFUL_SOURCES.get(op.type) or _table_refusal(op)
     if reason is None and any(part in op.type for part in _STATEFUL_SOURCE_TYPE_PARTS):
         reason = ("it is stateful TF1 machinery the shim does not replace. Build that part "
                   "with compat.v1 too (import compat.v1 as tf)")
@@ -141,6 +204,10 @@ def _graph_def_of(ops, kept_inputs) -> graph_pb2.GraphDef:
         node.device = ""
         if "_class" in node.attr:
             del node.attr["_class"]
+        if op.type in _TABLES_FOUND_BY_NAME:
+            # The copy gets a node name of its own: name the table explicitly.
+            node.attr["shared_name"].s = _table_resource_name(op).encode()
+            node.attr["use_node_name_sharing"].b = False
         inputs = [name for name in node.input
                   if not name.startswith("^") or name[1:] in kept_inputs]
         del node.input[:]
@@ -275,7 +342,7 @@ def lift(structure, stage_of, what: str) -> Lifted:
             return tuple(values)
         return tf.nest.pack_sequence_as(structure, values, expand_composites=True)
 
-    stateful = any(op.op_def.is_stateful for op in ops)
+    stateful = any(op.op_def.is_stateful and op.type not in _ORDER_FREE_TABLE_OPS for op in ops)
     return Lifted(sources, function, stateful, tuple(ops), tuple(flat),
                   _source_outputs_read(sources, ops, flat))
 

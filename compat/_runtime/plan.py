@@ -10,18 +10,40 @@ A later stage does not read an earlier stage's iterator: it asks `element_datase
 inputs, which lifts the user's ops between the stages (see `lifting`) into a map over a fresh
 copy of the upstream datasets. So the whole chain is one tf.data pipeline, and an earlier
 stage's own iterator only runs if the user fetches its tensors directly.
+
+Streams with several consumers. A TF1 queue hands each element to exactly one dequeue: two
+batch calls on one reader's output, four preprocessing threads dequeuing one queue, several
+readers of one filename queue split the elements between them, however fast each pulls.
+A stream (a stage, or a producer's or compiled queue's elements) with one consumer is copied
+into that consumer's pipeline (the fast path). When it gains a second consumer it becomes
+*shared*: its elements come from one iterator found by a shared name (so each Session has
+its own), and every consumer's pipeline, the stream's own get_next included, pulls one
+element at a time from it. The stream's *owner* op creates that iterator, once per Session:
+a one-shot iterator (which runs its dataset factory exactly once) whose factory makes the
+shared iterator as a side effect. Every pipeline that pulls from a shared stream runs after
+its owner (a control dependency), and consumers created before the stream became shared
+are rebuilt (their iterators are pointed at freshly traced datasets). A stage with one consumer that copied it refuses a direct fetch of its own
+tensors, which would otherwise see copies of the elements its consumer sees.
+
+The plan of a graph lives on the graph, so both are freed together.
 """
 from __future__ import annotations
 
 import contextlib
 import os
-import weakref
+import threading
+import uuid
 from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
+from tensorflow.python.data.ops import map_op as _map_op
+from tensorflow.python.ops import gen_dataset_ops
 from tensorflow.python.data.util import structure as _structure
+from tensorflow.python.data.util import traverse as _traverse
+from tensorflow.python.framework import function as legacy_function
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import control_flow_util as _control_flow_util
 
@@ -41,6 +63,10 @@ class Stage:
     part_factory: for a stage whose elements are tuples of plain tensors, optionally builds
         a dataset of only some of them: given component indices, a dataset of those
         components (a bare tensor for one), or None where it cannot save work.
+    pulls_from_kernel: the dataset takes each element from a TF queue kernel when asked (a
+        fed queue's dequeue), so its consumers share the elements without an owner.
+    on_demand: the stage is a dequeue: its own iterator takes elements only when run (no
+        prefetch, which would strand elements that other dequeues of the queue should get).
     """
 
     dataset_factory: Callable[[], tf.data.Dataset]
@@ -48,6 +74,13 @@ class Stage:
     element_spec: object
     name: str
     part_factory: Callable[[tuple], tf.data.Dataset | None] | None = None
+    pulls_from_kernel: bool = False
+    on_demand: bool = False
+
+    @property
+    def iterator_op(self) -> tf.Operation:
+        """The one-shot iterator the stage's get_next reads."""
+        return self.get_next_op.inputs[0].op
 
     def encoded(self, element):
         """`element` as the flat tensor list that `get_next_op` outputs."""
@@ -57,11 +90,27 @@ class Stage:
 # Enough calls in flight to use every core; tf.data's AUTOTUNE cost ~20% on 2 cores here.
 _PARALLEL_CALLS = max(2, min(os.cpu_count() or 1, 8))
 
-_STAGES: "weakref.WeakKeyDictionary[tf.Graph, dict]" = weakref.WeakKeyDictionary()
+class _GraphPlan:
+    """The stages of one graph and who consumes which stream (kept on the graph itself)."""
+
+    def __init__(self):
+        self.stages: dict[str, Stage] = {}  # get_next op name -> stage, in creation order
+        self.streams: dict = {}  # stream key -> the stream (a Stage or a queue of stages)
+        self.consumers: dict = {}  # stream key -> consumer keys
+        self.owners: dict = {}  # stream key -> _Owner of a shared stream
+
+
+def _plan_of(graph, create=False) -> _GraphPlan | None:
+    plan = getattr(graph, "_compat_plan", None)
+    if plan is None and create:
+        plan = _GraphPlan()
+        graph._compat_plan = plan  # pylint: disable=protected-access
+    return plan
 
 
 def stage_of(op: tf.Operation) -> Stage | None:
-    return _STAGES.get(op.graph, {}).get(op.name)
+    plan = _plan_of(op.graph)
+    return None if plan is None else plan.stages.get(op.name)
 
 
 @contextlib.contextmanager
@@ -114,24 +163,280 @@ def _shim_control_flow_v2():
         _control_flow_util.ENABLE_CONTROL_FLOW_V2 = saved
 
 
-def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None):
+def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None,
+             on_demand=False):
     """Create a stage; return the structure user code consumes (the iterator's next element).
 
-    part_factory: see `Stage`."""
+    part_factory, on_demand: see `Stage`."""
     graph = tf.compat.v1.get_default_graph()
-    with seed_counter_preserved(graph), _without_autograph(), _shim_control_flow_v2():
+    with _building(graph) as owners:
         dataset = dataset_factory()
-        iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
-        element = iterator.get_next(name=name)
+        if on_demand:
+            dataset = dataset.with_options(on_demand_options())
+        with tf.control_dependencies(_sorted_ops(owners)):
+            iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
+            element = iterator.get_next(name=name)
     flat = tf.nest.flatten(element, expand_composites=True)
     get_next_op = _get_next_op_of(flat)
-    add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory))
+    add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory,
+                    on_demand=on_demand))
     return element
+
+
+def on_demand_options() -> tf.data.Options:
+    """Options for a pipeline that takes elements exactly when asked: a prefetched element
+    would be stranded when its consumer stops, and missing from the queue's other consumers."""
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False
+    # A fused map-and-batch computes batches ahead, pulling elements before they are asked for.
+    options.experimental_optimization.map_and_batch_fusion = False
+    options.autotune.enabled = False
+    return options
 
 
 def add_stage(stage: Stage) -> None:
     """Enter a stage whose consumer op already exists (e.g. a fed queue's dequeue)."""
-    _STAGES.setdefault(stage.get_next_op.graph, {})[stage.get_next_op.name] = stage
+    _plan_of(stage.get_next_op.graph, create=True).stages[stage.get_next_op.name] = stage
+
+
+_build_frames = threading.local()
+
+
+@contextlib.contextmanager
+def _building(graph):
+    """Build a stage's dataset: yields the set of owners its pipeline pulls from (see
+    `_pulled`), filled as the dataset is built."""
+    frames = _build_frames.__dict__.setdefault("frames", [])
+    frames.append(set())
+    try:
+        with graph.as_default(), seed_counter_preserved(graph), _without_autograph(), \
+                _shim_control_flow_v2():
+            yield frames[-1]
+    finally:
+        frames.pop()
+
+
+def _sorted_ops(ops):
+    return sorted(ops, key=lambda op: op.name)
+
+
+def _rebuild(stage: Stage) -> None:
+    """Point the stage's iterator at its dataset traced anew (consumers changed)."""
+    graph = stage.get_next_op.graph
+    with _building(graph) as owners:
+        dataset = _own_dataset(stage)
+        fresh = tf.compat.v1.data.make_one_shot_iterator(dataset)
+    fresh_op = tf.nest.flatten(fresh._iterator_resource)[0].op  # pylint: disable=protected-access
+    stage.iterator_op._set_attr(  # pylint: disable=protected-access
+        "dataset_factory", fresh_op.node_def.attr["dataset_factory"])
+    _run_after(owners, [stage.iterator_op, stage.get_next_op])
+
+
+def _run_after(owner_ops, ops) -> None:
+    for op in ops:
+        missing = [owner for owner in _sorted_ops(owner_ops)
+                   if owner is not op and owner not in op.control_inputs]
+        if missing:
+            op._add_control_inputs(missing)  # pylint: disable=protected-access
+
+
+def _own_dataset(stage: Stage) -> tf.data.Dataset:
+    """What the stage's own iterator yields: its elements (pulled from the shared iterator
+    when shared), unless one consumer copies them."""
+    plan = _plan_of(stage.get_next_op.graph)
+    key = _stream_key(stage)
+    if key in plan.owners:
+        dataset = pulled(plan.owners[key])
+    elif len(plan.consumers.get(key, ())) == 1:
+        return _refusing(stage)
+    else:
+        dataset = stage.dataset_factory()
+    return dataset.with_options(on_demand_options()) if stage.on_demand else dataset
+
+
+def _refusing(stage: Stage) -> tf.data.Dataset:
+    message = (f"{stage.name}: these tensors are consumed by another pipeline stage (a batch, "
+               "a queue or a reader built on them), which takes their elements; fetching them "
+               "directly too would see copies of those elements (TF1 would split them "
+               "between the two). Fetch the consumer's output instead, or give the direct "
+               "fetch its own stage (e.g. a second tf.train.batch on the same tensors: the "
+               "two then share the elements as in TF1).")
+    spec = stage.element_spec
+
+    def refuse(_):
+        with tf.control_dependencies([tf.debugging.Assert(tf.constant(False), [message])]):
+            return tf.nest.map_structure(
+                lambda part: tf.zeros([0 if size is None else size
+                                       for size in part.shape.as_list()], part.dtype)
+                if isinstance(part, tf.TensorSpec) else part, spec)
+    if not all(isinstance(part, tf.TensorSpec) for part in tf.nest.flatten(spec)):
+        return stage.dataset_factory()  # sparse parts: cannot build a stand-in value
+    return tf.data.Dataset.from_tensors(0).map(refuse)
+
+
+# --- streams with several consumers --------------------------------------------------------
+def _stream_key(stream):
+    if isinstance(stream, Stage):
+        return ("stage", stream.get_next_op.name)
+    return ("queue", id(stream))
+
+
+def add_consumer(stream, consumer) -> None:
+    """Count `consumer` (any hashable key; the same key again counts once) as reading
+    `stream`: a Stage, or a queue whose `all_elements()` builds its stream.
+
+    A second consumer makes the stream shared (see the module docstring)."""
+    if isinstance(stream, Stage) and stream.pulls_from_kernel:
+        return
+    graph = (stream.get_next_op.graph if isinstance(stream, Stage)
+             else tf.compat.v1.get_default_graph())
+    plan = _plan_of(graph, create=True)
+    key = _stream_key(stream)
+    consumers = plan.consumers.setdefault(key, set())
+    if consumer in consumers:
+        return
+    consumers.add(consumer)
+    plan.streams[key] = stream
+    if len(consumers) == 2:
+        plan.owners[key] = _Owner.create(stream, graph)
+        _rebuild_all(plan)
+    elif len(consumers) == 1 and isinstance(stream, Stage):
+        _rebuild(stream)  # its own iterator now refuses direct fetches
+
+
+def _rebuild_all(plan: _GraphPlan) -> None:
+    for owner in list(plan.owners.values()):
+        owner.rebuild()
+    for stage in list(plan.stages.values()):
+        if not stage.pulls_from_kernel:
+            _rebuild(stage)
+
+
+def _all_elements(stream) -> tf.data.Dataset:
+    return stream.dataset_factory() if isinstance(stream, Stage) else stream.all_elements()
+
+
+class _Owner:
+    """The op that creates a shared stream's iterator (see the module docstring)."""
+
+    def __init__(self, stream, init_op, shared_name, element_spec):
+        self.stream = stream
+        self.init_op = init_op
+        self.shared_name = shared_name
+        self.element_spec = element_spec
+
+    @classmethod
+    def create(cls, stream, graph):
+        shared_name = f"compat_stream_{uuid.uuid4().hex}"
+        with _building(graph) as owners:
+            dataset = _all_elements(stream)
+            init_op = cls._initializer(dataset, shared_name)
+        _run_after(owners, [init_op])
+        return cls(stream, init_op, shared_name, dataset.element_spec)
+
+    @staticmethod
+    def _initializer(dataset, shared_name) -> tf.Operation:
+        """A one-shot iterator over nothing, whose factory makes `dataset`'s iterator under
+        `shared_name` (a one-shot iterator runs its factory once per Session)."""
+        types = _structure.get_flat_tensor_types(dataset.element_spec)
+        shapes = _structure.get_flat_tensor_shapes(dataset.element_spec)
+
+        # As make_one_shot_iterator does: the dataset's ops are copied into the factory.
+        @legacy_function.Defun(
+            capture_by_value=True,
+            allowlisted_stateful_ops=_traverse.obtain_capture_by_value_ops(dataset))
+        def make_shared_iterator():
+            handle = gen_dataset_ops.iterator_v2(shared_name=shared_name, container="",
+                                                 output_types=types, output_shapes=shapes)
+            made = gen_dataset_ops.make_iterator(dataset._variant_tensor, handle)  # pylint: disable=protected-access
+            with tf.control_dependencies([made]):
+                return tf.data.Dataset.from_tensors(tf.constant(0))._variant_tensor  # pylint: disable=protected-access
+
+        make_shared_iterator.add_to_graph(tf.compat.v1.get_default_graph())
+        marker = gen_dataset_ops.one_shot_iterator(
+            dataset_factory=make_shared_iterator, output_types=[tf.int32], output_shapes=[[]],
+            name="shared_stream")
+        return marker.op
+
+    def rebuild(self) -> None:
+        graph = self.init_op.graph
+        with _building(graph) as owners:
+            fresh = self._initializer(_all_elements(self.stream), self.shared_name)
+        self.init_op._set_attr(  # pylint: disable=protected-access
+            "dataset_factory", fresh.node_def.attr["dataset_factory"])
+        _run_after(owners, [self.init_op])
+
+
+def consumed(stream, copy: Callable[[], tf.data.Dataset]) -> tf.data.Dataset:
+    """The stream as one consumer sees it: pulled from its shared iterator when shared, else
+    copied (`copy()`)."""
+    graph = (stream.get_next_op.graph if isinstance(stream, Stage)
+             else tf.compat.v1.get_default_graph())
+    plan = _plan_of(graph)
+    owner = None if plan is None else plan.owners.get(_stream_key(stream))
+    return copy() if owner is None else pulled(owner)
+
+
+def pulled(owner: _Owner) -> tf.data.Dataset:
+    """The shared stream's elements, each taken from its iterator when this dataset is asked
+    for one; ends where the stream ends."""
+    frames = _build_frames.__dict__.get("frames")
+    if frames:
+        frames[-1].add(owner.init_op)
+    spec = owner.element_spec
+    attrs = dict(shared_name=owner.shared_name, container="",
+                 output_types=_structure.get_flat_tensor_types(spec),
+                 output_shapes=_structure.get_flat_tensor_shapes(spec))
+
+    def pull(_):
+        handle = gen_dataset_ops.iterator_v2(**attrs)
+        flat = gen_dataset_ops.iterator_get_next(handle, output_types=attrs["output_types"],
+                                                 output_shapes=attrs["output_shapes"])
+        return _structure.from_tensor_list(spec, flat)
+
+    # preserve_cardinality=False: the stream's end of sequence ends this dataset.
+    return _map_op._MapDataset(  # pylint: disable=protected-access
+        tf.data.Dataset.from_tensors(0).repeat(), pull, preserve_cardinality=False)
+
+
+class _Stream:
+    """A stream that is no stage of its own (see `batches_of_fed_size`)."""
+
+    def __init__(self, elements: Callable[[], tf.data.Dataset], name: str):
+        self.all_elements = elements
+        self.name = name
+
+
+def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Callable,
+                        batch_size: tf.Tensor, name: str):
+    """One batch per run of `batch_size` elements, the size read when the batch is taken.
+
+    TF1's `dequeue_many(batch_size)` takes a tensor, e.g. a placeholder fed on each run. A
+    tf.data pipeline fixes its batch size when it is built, so here the elements come from a
+    shared stream (see `add_consumer`) and each run builds a small dataset that pulls
+    `batch_size` of them and batches them with `batch_of(dataset, size)`. Ends with
+    OutOfRangeError where `batch_of` gives no batch, as the dequeue does.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    plan = _plan_of(graph, create=True)
+    stream = _Stream(elements, name)
+    key = _stream_key(stream)
+    plan.streams[key] = stream
+    owner = plan.owners[key] = _Owner.create(stream, graph)
+    with tf.compat.v1.name_scope(None):
+        with _building(graph):
+            size = tf.cast(batch_size, tf.int64)
+            dataset = batch_of(pulled(owner).take(size), size)
+        types = _structure.get_flat_tensor_types(dataset.element_spec)
+        shapes = _structure.get_flat_tensor_shapes(dataset.element_spec)
+        with tf.control_dependencies([owner.init_op]):
+            handle = gen_dataset_ops.anonymous_iterator_v3(output_types=types,
+                                                           output_shapes=shapes)
+            made = gen_dataset_ops.make_iterator(dataset._variant_tensor, handle)  # pylint: disable=protected-access
+        with tf.control_dependencies([made]):
+            flat = gen_dataset_ops.iterator_get_next(handle, output_types=types,
+                                                     output_shapes=shapes, name=name)
+    return _structure.from_tensor_list(dataset.element_spec, flat)
 
 
 def _get_next_op_of(flat_tensors) -> tf.Operation:
@@ -192,20 +497,29 @@ def source_stages(structure, what: str) -> tuple:
     return lifting.lift(structure, stage_of, what).sources
 
 
-def element_source(structure, what: str, shares=None) -> ElementSource:
+def add_consumers(structure, what: str, consumer) -> None:
+    """Count `consumer` as reading every stage the computation of `structure` reads.
+
+    A consumer made of several computations built together (the entries of a `*_join`, the
+    enqueue ops of one queue) must count all of them before building any: one that becomes
+    shared half-way would leave the earlier ones with copies."""
+    for stage in source_stages(structure, what):
+        add_consumer(stage, consumer)
+
+
+def element_source(structure, what: str, consumer) -> ElementSource:
     """Lift the computation of `structure` from the stages it reads (see `element_dataset`).
 
-    shares: {stage: (consumers, index)} for stages this computation shares with others that
-    run beside it (the entries of a `*_join`): as TF1's enqueue ops take turns dequeuing from
-    one queue, consumer `index` reads every `consumers`-th element of that stage.
-    """
+    consumer: a key naming the reader of those stages (see `add_consumer`): the same key
+    for every build of the same TF1 enqueue op."""
     lifted = lifting.lift(structure, stage_of, what)
     sources = lifted.sources
-    shares = shares or {}
+    for stage in sources:
+        add_consumer(stage, consumer)
     upstream, parts = [], []
     for stage, outputs_read in zip(sources, lifted.source_outputs_read):
         dataset, part = _upstream_of(stage, outputs_read)
-        upstream.append(_shared(dataset, shares.get(stage)))
+        upstream.append(dataset)
         parts.append(part)
     if sources:
         dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
@@ -226,8 +540,11 @@ def element_source(structure, what: str, shares=None) -> ElementSource:
 
 
 def _upstream_of(stage, outputs_read):
-    """The stage's dataset, or only the components read when the stage can build just those:
-    (dataset, indices of its components, or None for the whole element)."""
+    """The stage's dataset as this consumer reads it, or only the components read when the
+    stage can build just those: (dataset, indices of its components, or None for all)."""
+    plan = _plan_of(stage.get_next_op.graph)
+    if stage.pulls_from_kernel or _stream_key(stage) in plan.owners:
+        return consumed(stage, stage.dataset_factory), None
     if stage.part_factory is not None and 0 < len(outputs_read) < len(stage.element_spec):
         dataset = stage.part_factory(outputs_read)
         if dataset is not None:
@@ -243,11 +560,7 @@ def _placed(element, part, stage):
     return encoded
 
 
-def _shared(dataset, share):
-    return dataset if share is None else dataset.shard(*share)
-
-
-def element_dataset(structure, what: str) -> tf.data.Dataset:
+def element_dataset(structure, what: str, consumer) -> tf.data.Dataset:
     """A dataset whose elements are `structure` computed once per upstream element.
 
     `structure` is what the user passes to an enqueue/batch call: tensors (or SparseTensors,
@@ -256,4 +569,4 @@ def element_dataset(structure, what: str) -> tf.data.Dataset:
     dequeues once from each input queue); with no upstream stage the computation repeats
     forever, as a TF1 enqueue of constants or random ops does.
     """
-    return element_source(structure, what).computed()
+    return element_source(structure, what, consumer).computed()

@@ -8,8 +8,6 @@ give TF1's order bit for bit.
 """
 from __future__ import annotations
 
-import random
-
 import tensorflow as tf
 
 from compat._runtime import plan
@@ -31,14 +29,14 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
     with tf.compat.v1.name_scope(name, "limit_epochs", [tensor]) as scope:
         tensor = tf.convert_to_tensor(tensor)
-        elements = plan.element_dataset(tensor, "limit_epochs")
+        elements = plan.element_dataset(tensor, "limit_epochs", consumer=scope)
         return plan.register(lambda: elements.take(num_epochs), scope.rstrip("/"))
 
 
-def _epochs(input_tensor, num_epochs, shuffle_seeds):
+def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
     """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
     def elements():
-        epochs = plan.element_dataset(input_tensor, "input_producer")
+        epochs = plan.element_dataset(input_tensor, "input_producer", consumer)
         if num_epochs is not None:
             epochs = epochs.take(num_epochs)
         if shuffle_seeds is not None:
@@ -47,18 +45,6 @@ def _epochs(input_tensor, num_epochs, shuffle_seeds):
                 lambda rows: tf.raw_ops.RandomShuffle(value=rows, seed=seed, seed2=seed2))
         return epochs.unbatch()
     return elements
-
-
-def _consistent_seeds(seeds):
-    """Seeds that make every copy of this producer's stream shuffle the same way.
-
-    Each consumer of a queue reads its own copy of the stream and takes its share of it; an
-    unseeded kernel would shuffle each copy differently, so elements would be duplicated or
-    lost between consumers. Unseeded stays random: fresh seeds are drawn per graph.
-    """
-    if seeds != (0, 0):
-        return seeds
-    return random.randrange(1, 2**31), random.randrange(1, 2**31)
 
 
 def input_producer(input_tensor,
@@ -82,8 +68,8 @@ def input_producer(input_tensor,
                              "or `element_shape` must be specified")
         if num_epochs is not None and num_epochs <= 0:
             raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
-        shuffle_seeds = _consistent_seeds(plan.op_seeds(seed)) if shuffle else None
-        return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds),
+        shuffle_seeds = plan.op_seeds(seed) if shuffle else None
+        return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds, consumer=scope),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
                           capacity=capacity, name=scope.rstrip("/"))
 

@@ -30,6 +30,8 @@ fed
     threads, and only the user's feeders or the runners of its own enqueue ops.
 
 A compiled queue's `size()` stays 0 (nothing is buffered where a session could see it).
+Several dequeue ops (or readers) of one compiled queue share its elements, each element to
+one of them, as TF1's do (see `plan`).
 """
 from __future__ import annotations
 
@@ -77,15 +79,6 @@ class _CompiledStream(StageQueue):
             return super().dequeue_up_to(n, name)
         return self._register(lambda dataset: dataset.padded_batch(
             n, padded_shapes=tuple(self._shapes)), name or "dequeue_up_to")
-
-
-def _exact_options() -> tf.data.Options:
-    # A consumer of a fed queue must dequeue exactly when asked: a prefetched element would
-    # vanish from size() and be stranded when the consumer stops.
-    options = tf.data.Options()
-    options.experimental_optimization.inject_prefetch = False
-    options.autotune.enabled = False
-    return options
 
 
 _QUEUE_KERNELS = ("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "PriorityQueueV2")
@@ -180,6 +173,10 @@ class QueueBase(data_flow_ops.QueueBase):
         self._mode, self._why_fed = _FED, self._fed_reason()
         if not self._why_fed:
             self._mode = _COMPILED
+            # All enqueue ops read their stages at once: count them before building any.
+            for enqueue in self._enqueues:
+                plan.add_consumers(enqueue.values, f"{self.name} enqueue",
+                                   self._consumer_key(enqueue))
             self._stream = _CompiledStream(
                 self._compiled_elements, self._dtypes, self._shapes, self._capacity,
                 self.name, self._names, self._padded)
@@ -231,8 +228,12 @@ class QueueBase(data_flow_ops.QueueBase):
             return None  # TF1: nondeterministic
         return seed2 or seed
 
+    def _consumer_key(self, enqueue: _Enqueue):
+        return ("enqueue", enqueue.op.name)
+
     def _enqueue_stream(self, enqueue: _Enqueue, parallelism: int) -> tf.data.Dataset:
-        source = plan.element_source(enqueue.values, f"{self.name} enqueue op {enqueue.op.name!r}")
+        source = plan.element_source(enqueue.values, f"{self.name} enqueue op {enqueue.op.name!r}",
+                                     self._consumer_key(enqueue))
         shapes = [tf.TensorShape([None]).concatenate(shape) if enqueue.many else shape
                   for shape in self._shapes]
 
@@ -249,21 +250,8 @@ class QueueBase(data_flow_ops.QueueBase):
         return dataset
 
     def _compiled_consumer(self):
-        """The compiled stream, for the queue's one consumer.
-
-        Consumers of a TF1 queue take turns on one buffer. A compiled queue's consumer is a
-        tf.data iterator over the whole stream, built when the consumer is created, so a
-        second consumer could only see a copy (duplicates) or a fixed share (a different
-        split than TF1's). Refuse it instead.
-        """
-        if self._consumer_created:
-            raise ValueError(
-                f"queue {self.name!r} already has a consumer: it was compiled into the tf.data "
-                "pipeline at its first dequeue, and a compiled queue feeds exactly one dequeue "
-                "op (or reader, or as_dataset()). Create one dequeue op and run it as often "
-                "as needed; for the short final batch use dequeue_up_to instead of "
-                "dequeue_many (it returns the tail where dequeue_many raises OutOfRangeError).")
-        self._consumer_created = True
+        """The compiled stream; each dequeue op (or reader, or as_dataset()) made from it is
+        one more consumer, and consumers share its elements as TF1's dequeues do."""
         return self._stream
 
     def _compiled_result(self, element):
@@ -338,7 +326,7 @@ class QueueBase(data_flow_ops.QueueBase):
         op = components[0].op
         spec = tuple(tf.TensorSpec(component.shape, component.dtype) for component in components)
         plan.add_stage(plan.Stage(lambda: self._fed_dataset(dequeue_with_shapes),
-                                            op, spec, f"{self.name} {what}"))
+                                  op, spec, f"{self.name} {what}", pulls_from_kernel=True))
         return dequeued
 
     def dequeue(self, name=None):
@@ -395,8 +383,8 @@ class QueueBase(data_flow_ops.QueueBase):
         OutOfRangeError: when the queue is closed and drained. Use it to hand a queue to
         eager code or Keras: `model.fit(queue.as_dataset().batch(32))`.
 
-        For a compiled queue this is the queue's one consumer (see `_compiled_consumer`). For
-        a fed queue each element is one dequeue, done when the element is requested (no
+        For a compiled queue this is one more consumer of its stream (see `plan.add_consumer`).
+        For a fed queue each element is one dequeue, done when the element is requested (no
         prefetch), so other consumers of the queue share its elements as in TF1.
         """
         if not self._eager:
@@ -415,7 +403,7 @@ class QueueBase(data_flow_ops.QueueBase):
                 lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes))
         # Dequeue exactly when asked: a prefetched element would vanish from size() and be
         # stranded when the consumer stops.
-        elements = elements.with_options(_exact_options())
+        elements = elements.with_options(plan.on_demand_options())
         if self._names:
             return elements.map(lambda *parts: dict(zip(self._names, parts)))
         if len(self._dtypes) == 1:

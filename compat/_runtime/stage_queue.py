@@ -2,9 +2,9 @@
 
 Its contents are a tf.data stream (for a producer: the epochs of its input). Every consumer
 (a `dequeue*` call, or a reader's `read`) is a separate pipeline stage. Consumers of one TF1
-queue split its elements between them; here consumer k of n reads every n-th element
-(`Dataset.shard`), which gives the same elements in the same multiset, and the same order
-when there is one consumer.
+queue split its elements between them, each element to the one that asks first: a queue
+with one consumer is copied into that consumer's pipeline; with several, each pulls from
+one shared iterator over the stream (`plan.add_consumer`).
 """
 from __future__ import annotations
 
@@ -73,17 +73,14 @@ class StageQueue:
     # --- for the shim's stages -------------------------------------------------------------
     def new_consumer(self) -> Callable[[], tf.data.Dataset]:
         """A factory of the elements that one more consumer of this queue sees."""
-        index = self._consumers
         self._consumers += 1
+        plan.add_consumer(self, self._consumers)
+        return lambda: plan.consumed(self, self._elements)
 
-        def consumer_elements():
-            dataset = self._elements()
-            if self._consumers > 1:
-                dataset = dataset.shard(self._consumers, index)
-            return dataset
-
-        return consumer_elements
+    def all_elements(self) -> tf.data.Dataset:
+        """The whole stream (for the shared iterator of a queue with several consumers)."""
+        return self._elements()
 
     def _register(self, transform, name):
         elements = self.new_consumer()
-        return plan.register(lambda: transform(elements()), name)
+        return plan.register(lambda: transform(elements()), name, on_demand=True)

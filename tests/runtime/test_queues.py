@@ -163,14 +163,26 @@ def test_enqueue_op_created_after_the_queue_compiled_is_refused():
             queue.enqueue([index + 1])
 
 
-def test_a_compiled_queue_has_one_consumer():
+@pytest.mark.parametrize("tf", [tf_real.compat.v1, shim_tf], ids=["tf1", "shim"])
+def test_dequeue_ops_of_one_queue_share_its_elements(tf):
     with tf_real.Graph().as_default():
-        index = shim_tf.train.range_input_producer(3, shuffle=False).dequeue()
-        queue = shim_tf.FIFOQueue(10, [shim_tf.int32], shapes=[[]])
-        queue.enqueue([index])
-        queue.dequeue_many(2)
-        with pytest.raises(ValueError, match="dequeue_up_to"):
-            queue.dequeue_up_to(2)
+        index = tf.train.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
+        queue = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
+        tf.train.add_queue_runner(tf.train.QueueRunner(queue, [queue.enqueue([index])]))
+        many, up_to = queue.dequeue_many(2), queue.dequeue_up_to(3)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            delivered = list(sess.run(many))
+            try:
+                while True:
+                    delivered.extend(sess.run(up_to))
+            except tf_real.errors.OutOfRangeError:
+                pass
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    assert sorted(delivered) == list(range(6))
 
 
 def test_from_list_after_compilation_is_refused():

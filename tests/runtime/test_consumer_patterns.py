@@ -1,0 +1,180 @@
+"""Every consumer pattern TF1 allows: each element goes to exactly one consumer.
+
+Several batch calls on one reader's output, several dequeue ops on one queue (one per
+preprocessing thread), and a batch size fed per run. Which consumer gets which element
+depends on thread timing in TF1, so streams are compared by what TF1 guarantees: every
+element exactly once over all consumers; where one consumer reads alone, bit for bit.
+"""
+import collections
+
+import numpy as np
+import pytest
+
+from conftest import run_stream, tf_real
+from streams import assert_streams_equal
+
+pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(300)]
+
+RECORDS = 40
+
+
+def _write_records(path, count=RECORDS):
+    with tf_real.io.TFRecordWriter(str(path)) as writer:
+        for index in range(count):
+            writer.write(b"record-%03d" % index)
+    return str(path)
+
+
+def _drain(tf, build, feeds=None, max_steps=500):
+    """Fetch each of `build(tf)`'s consumers in turn until all have ended; return, per
+    consumer, the values it delivered (flattened)."""
+    with tf_real.Graph().as_default():
+        consumers = build(tf)
+        delivered = [[] for _ in consumers]
+        ended = [False] * len(consumers)
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            try:
+                for _ in range(max_steps):
+                    if all(ended):
+                        break
+                    for index, fetch in enumerate(consumers):
+                        if ended[index]:
+                            continue
+                        try:
+                            delivered[index].extend(np.asarray(sess.run(fetch)).ravel().tolist())
+                        except tf_real.errors.OutOfRangeError:
+                            ended[index] = True
+            finally:
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+    return delivered
+
+
+def _every_element_once(delivered):
+    everything = [value for values in delivered for value in values]
+    return collections.Counter(everything)
+
+
+def _assert_split_like_tf1(legacy_delivered, shim_delivered):
+    expected = _every_element_once(legacy_delivered)
+    got = _every_element_once(shim_delivered)
+    assert max(expected.values()) == 1, "TF1 itself delivered an element twice"
+    assert got == expected, (f"shim delivered {sum(got.values())} elements "
+                             f"({len(got)} distinct), TF1 {sum(expected.values())}")
+
+
+def test_two_batch_calls_on_one_reader_split_its_records(legacy, shim, tmp_path):
+    path = _write_records(tmp_path / "data.tfrecord")
+
+    def build(tf):
+        files = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, value = tf.TFRecordReader().read(files)
+        first = tf.train.batch([value], batch_size=3, allow_smaller_final_batch=True)
+        second = tf.train.batch([tf.strings.upper(value)], batch_size=4,
+                                allow_smaller_final_batch=True)
+        return [first, second]
+
+    normalise = lambda delivered: [[value.lower() for value in values] for values in delivered]
+    _assert_split_like_tf1(normalise(_drain(legacy, build)), normalise(_drain(shim, build)))
+
+
+def test_preprocessing_threads_dequeuing_one_queue_share_its_elements(legacy, shim):
+    def build(tf):
+        index = tf.train.range_input_producer(RECORDS, num_epochs=2, shuffle=False).dequeue()
+        queue = tf.FIFOQueue(16, [tf.int32], shapes=[[]])
+        tf.train.add_queue_runner(tf.train.QueueRunner(queue, [queue.enqueue([index])] * 2))
+        processed = [[queue.dequeue() * 10 + thread] for thread in range(4)]
+        batch = tf.train.batch_join(processed, batch_size=5, allow_smaller_final_batch=True)
+        return [batch // 10]
+
+    legacy_delivered, shim_delivered = _drain(legacy, build), _drain(shim, build)
+    assert sorted(shim_delivered[0]) == sorted(legacy_delivered[0])
+    assert collections.Counter(shim_delivered[0]) == collections.Counter(
+        list(range(RECORDS)) * 2)
+
+
+def test_readers_of_one_filename_queue_share_its_files(legacy, shim, tmp_path):
+    paths = [_write_records(tmp_path / f"part-{i}.tfrecord", 5) for i in range(6)]
+
+    def build(tf):
+        files = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
+        keys = [tf.TFRecordReader().read(files)[0] for _ in range(3)]
+        return [tf.train.batch_join([[key] for key in keys], batch_size=4,
+                                    allow_smaller_final_batch=True)]
+
+    _assert_split_like_tf1(_drain(legacy, build), _drain(shim, build))
+
+
+def test_second_consumer_added_after_the_first_compiled(legacy, shim):
+    def build(tf):
+        value = tf.train.range_input_producer(RECORDS, num_epochs=1, shuffle=False).dequeue()
+        first = tf.train.batch([value], batch_size=2, allow_smaller_final_batch=True)
+        tf.train.batch([value * 0], batch_size=1)  # built, never run
+        third = tf.train.batch([value + 1000], batch_size=3, allow_smaller_final_batch=True)
+        return [first, third - 1000]
+
+    legacy_delivered, shim_delivered = _drain(legacy, build), _drain(shim, build)
+    # The unfetched consumer holds up to its capacity in TF1 (and a few in the shim).
+    for delivered in (legacy_delivered, shim_delivered):
+        assert max(_every_element_once(delivered).values()) == 1
+    assert set(_every_element_once(shim_delivered)) <= set(range(RECORDS))
+
+
+def test_direct_fetch_of_a_consumed_stage_is_refused_not_duplicated(shim):
+    with tf_real.Graph().as_default():
+        value = shim.train.range_input_producer(8, num_epochs=1, shuffle=False).dequeue()
+        batch = shim.train.batch([value], batch_size=2)
+        with shim.Session() as sess:
+            sess.run(shim.local_variables_initializer())
+            assert sess.run(batch).tolist() == [0, 1]
+            with pytest.raises(tf_real.errors.InvalidArgumentError,
+                               match="consumed by another pipeline stage"):
+                sess.run(value)
+
+
+@pytest.mark.parametrize("allow_smaller_final_batch", [False, True])
+@pytest.mark.parametrize("dynamic_pad", [False, True])
+def test_batch_size_fed_per_run_sizes_each_batch(legacy, shim, allow_smaller_final_batch,
+                                                 dynamic_pad):
+    sizes = [4, 1, 3, 7, 2, 5, 5, 5]
+
+    def run(tf):
+        with tf_real.Graph().as_default():
+            index = tf.train.range_input_producer(23, num_epochs=1, shuffle=False).dequeue()
+            row = tf.range(index % 4) if dynamic_pad else tf.fill([2], index)
+            batch_size = tf.placeholder(tf.int32, [])
+            batch = tf.train.batch([index, row], batch_size, dynamic_pad=dynamic_pad,
+                                   allow_smaller_final_batch=allow_smaller_final_batch)
+            values = []
+            with tf.Session() as sess:
+                sess.run(tf.local_variables_initializer())
+                coord = tf.train.Coordinator()
+                threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+                for size in sizes:
+                    try:
+                        values.append(sess.run(batch, {batch_size: size}))
+                    except tf_real.errors.OutOfRangeError:
+                        values.append("end")
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+        return values
+
+    expected, got = run(legacy), run(shim)
+    assert [value == "end" if isinstance(value, str) else False for value in got] == \
+        [value == "end" if isinstance(value, str) else False for value in expected]
+    assert_streams_equal([v for v in expected if not isinstance(v, str)],
+                         [v for v in got if not isinstance(v, str)])
+
+
+@pytest.mark.parametrize("batch_size", ["int", "int32_constant", "numpy_int64"])
+def test_batch_size_known_at_construction_is_exact(legacy, shim, batch_size):
+    def build(tf):
+        value = tf.train.range_input_producer(11, num_epochs=2, shuffle=False).dequeue()
+        size = {"int": 3, "int32_constant": tf.constant(3),
+                "numpy_int64": np.int64(3)}[batch_size]
+        return tf.train.batch([value], size, allow_smaller_final_batch=True)
+
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
