@@ -20,10 +20,11 @@ def shim():
     return tf_shim
 
 
-def run_stream(tf, build, max_steps=10_000, graph_seed=None):
+def run_stream(tf, build, max_steps=10_000, graph_seed=None, initialize_tables=False):
     """Fetch `build(tf)`'s tensors until OutOfRangeError; return the list of fetched values.
 
     Errors other than OutOfRangeError propagate, so tests can compare error types.
+    initialize_tables: also run `tables_initializer()` first (before the queue runners).
     """
     with tf_real.Graph().as_default():
         if graph_seed is not None:
@@ -31,7 +32,10 @@ def run_stream(tf, build, max_steps=10_000, graph_seed=None):
         fetches = build(tf)
         values = []
         with tf.Session() as sess:
-            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            initializers = [tf.global_variables_initializer(), tf.local_variables_initializer()]
+            if initialize_tables:
+                initializers.append(tf.tables_initializer())
+            sess.run(initializers)
             coord = tf.train.Coordinator()
             threads = tf.train.start_queue_runners(sess=sess, coord=coord)
             try:

@@ -6,7 +6,7 @@ error types are asked of TF1 at test time.
 """
 import pytest
 
-from conftest import build_error, tf_real
+from conftest import build_error, run_stream, tf_real
 from streams import assert_streams_equal
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(120)]
@@ -14,29 +14,10 @@ pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(120)]
 WORDS = ["emerson", "lake", "palmer", "yes", "genesis", "lake", "camel", "emerson"]
 
 
-def run_with_tables(tf, build, initialize_tables=True, max_steps=1000):
-    """`conftest.run_stream`, with `tf.tables_initializer()` run before the queue runners
-    start (unless `initialize_tables` is False). Errors other than OutOfRangeError propagate,
-    from the fetch loop or, for errors of runner threads, from `coord.join`."""
-    with tf_real.Graph().as_default():
-        fetches = build(tf)
-        values = []
-        with tf.Session() as sess:
-            initializers = [tf.global_variables_initializer(), tf.local_variables_initializer()]
-            if initialize_tables:
-                initializers.append(tf.tables_initializer())
-            sess.run(initializers)
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            try:
-                for _ in range(max_steps):
-                    values.append(sess.run(fetches))
-            except tf_real.errors.OutOfRangeError:
-                pass
-            finally:
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
-    return values
+def run_with_tables(tf, build, initialize_tables=True):
+    """`conftest.run_stream` with `tf.tables_initializer()` run before the queue runners start
+    (unless `initialize_tables` is False)."""
+    return run_stream(tf, build, max_steps=1000, initialize_tables=initialize_tables)
 
 
 def assert_same_stream(build, legacy, shim):

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from image_files import encoded_images
+
 IMAGE_SIZE = (20, 20)
 SOURCE_SIZE = (24, 26)
 NUM_PEOPLE = 4
@@ -30,15 +32,6 @@ RANDOM_FLIP = 2
 FIXED_STANDARDIZATION = 4
 
 
-def _encode_pngs(images):
-    import tensorflow as tf_root
-    with tf_root.Graph().as_default():
-        pixels = tf_root.compat.v1.placeholder(tf_root.uint8, [None, None, 3])
-        encoded = tf_root.image.encode_png(pixels)
-        with tf_root.compat.v1.Session() as sess:
-            return [sess.run(encoded, {pixels: image}) for image in images]
-
-
 def write_data(data_dir, num_people=NUM_PEOPLE, per_person=IMAGES_PER_PERSON, seed=0):
     """data_dir/person_XX/person_XX_000N.png, one folder per identity."""
     rng = np.random.default_rng(seed)
@@ -46,7 +39,7 @@ def write_data(data_dir, num_people=NUM_PEOPLE, per_person=IMAGES_PER_PERSON, se
         folder = os.path.join(data_dir, f"person_{person:02d}")
         os.makedirs(folder, exist_ok=True)
         images = rng.integers(0, 256, size=(per_person, *SOURCE_SIZE, 3), dtype=np.uint8)
-        for index, png in enumerate(_encode_pngs(images)):
+        for index, png in enumerate(encoded_images(images)):
             with open(os.path.join(folder, f"person_{person:02d}_{index:04d}.png"), "wb") as out:
                 out.write(png)
     return data_dir

@@ -18,6 +18,8 @@ import os
 
 import numpy as np
 
+from image_files import encoded_images
+
 START_ID, END_ID = 1, 2
 VOCAB_SIZE = 40
 NUM_SHARDS = 3
@@ -34,15 +36,6 @@ CAPTION_FEATURE = "image/caption_ids"
 # --------------------------------------------------------------------------- data
 
 
-def _encode_jpegs(images):
-    import tensorflow as tf_root
-    with tf_root.Graph().as_default():
-        pixels = tf_root.compat.v1.placeholder(tf_root.uint8, [None, None, 3])
-        encoded = tf_root.image.encode_jpeg(pixels, quality=85)
-        with tf_root.compat.v1.Session() as sess:
-            return [sess.run(encoded, {pixels: image}) for image in images]
-
-
 def write_data(data_dir, num_shards=NUM_SHARDS, records_per_shard=RECORDS_PER_SHARD, seed=0):
     """Shards named like im2txt's build_mscoco_data output; returns their paths."""
     import tensorflow as tf_root
@@ -52,7 +45,7 @@ def write_data(data_dir, num_shards=NUM_SHARDS, records_per_shard=RECORDS_PER_SH
     paths = []
     for shard in range(num_shards):
         images = rng.integers(0, 256, size=(records_per_shard, *SOURCE_SIZE, 3), dtype=np.uint8)
-        encoded = _encode_jpegs(images)
+        encoded = encoded_images(images, "jpeg", quality=85)
         path = os.path.join(data_dir, f"train-{shard:05d}-of-{num_shards:05d}")
         with tf_root.io.TFRecordWriter(path) as writer:
             for index, jpeg in enumerate(encoded):

@@ -20,6 +20,8 @@ import glob
 import os
 
 import numpy as np
+
+from image_files import encoded_images
 from tensorflow.python.ops import control_flow_ops
 
 NUM_CLASSES = 5
@@ -32,16 +34,6 @@ IMAGE_SIZE = 32
 # --------------------------------------------------------------------------- data
 
 
-def _encode_jpegs(images):
-    """JPEG bytes of uint8 [h, w, 3] arrays, encoded by TensorFlow in a throwaway graph."""
-    import tensorflow as tf_root
-    with tf_root.Graph().as_default():
-        pixels = tf_root.compat.v1.placeholder(tf_root.uint8, [None, None, 3])
-        encoded = tf_root.image.encode_jpeg(pixels, quality=90)
-        with tf_root.compat.v1.Session() as sess:
-            return [sess.run(encoded, {pixels: image}) for image in images]
-
-
 def write_data(data_dir, num_shards=NUM_SHARDS, records_per_shard=RECORDS_PER_SHARD, seed=0):
     """Write `num_shards` TFRecord files named like Inception's build_image_data output."""
     import tensorflow as tf_root
@@ -52,7 +44,7 @@ def write_data(data_dir, num_shards=NUM_SHARDS, records_per_shard=RECORDS_PER_SH
     for shard in range(num_shards):
         labels = rng.integers(1, NUM_CLASSES + 1, size=records_per_shard)
         images = rng.integers(0, 256, size=(records_per_shard, *SOURCE_SIZE, 3), dtype=np.uint8)
-        encoded = _encode_jpegs(images)
+        encoded = encoded_images(images, "jpeg", quality=90)
         path = os.path.join(data_dir, f"train-{shard:05d}-of-{num_shards:05d}")
         with tf_root.io.TFRecordWriter(path) as writer:
             for index, (label, jpeg) in enumerate(zip(labels, encoded)):

@@ -16,19 +16,12 @@ import os
 
 import numpy as np
 
+from image_files import encoded_images
+
 PAIR_HEIGHT, HALF_WIDTH = 28, 28
 SCALE_SIZE = 22
 CROP_SIZE = 16
 NUM_PAIRS = 10
-
-
-def _encode_pngs(images):
-    import tensorflow as tf_root
-    with tf_root.Graph().as_default():
-        pixels = tf_root.compat.v1.placeholder(tf_root.uint8, [None, None, 3])
-        encoded = tf_root.image.encode_png(pixels)
-        with tf_root.compat.v1.Session() as sess:
-            return [sess.run(encoded, {pixels: image}) for image in images]
 
 
 def write_data(data_dir, num_pairs=NUM_PAIRS, seed=0):
@@ -39,7 +32,7 @@ def write_data(data_dir, num_pairs=NUM_PAIRS, seed=0):
     maps = (photos // 64) * 64
     pairs = np.concatenate([photos, maps], axis=2)
     paths = []
-    for index, png in enumerate(_encode_pngs(pairs)):
+    for index, png in enumerate(encoded_images(pairs)):
         path = os.path.join(data_dir, f"{index:03d}.png")
         with open(path, "wb") as out:
             out.write(png)
