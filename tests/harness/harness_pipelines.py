@@ -56,7 +56,9 @@ def build_indexed_shuffle(tf):
     counter = tf.Variable(-1, dtype=tf.int64, trainable=False,
                           collections=[tf.GraphKeys.LOCAL_VARIABLES])
     with tf.control_dependencies([tick]):
-        position = tf.assign_add(counter, 1, use_locking=True)
+        # A copy of the value: after disable_v2_behavior() the counter is a ref variable, and
+        # an identity of it may share its buffer, so the queue would hold later increments.
+        position = tf.assign_add(counter, 1, use_locking=True) + 0
     return tf.train.shuffle_batch({"position": position, "value": position * 3}, 8,
                                   capacity=40, min_after_dequeue=20,
                                   allow_smaller_final_batch=True)
