@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from compat._runtime import plan, vectorize
+from compat._runtime import arguments, plan, vectorize
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -225,6 +225,11 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         _dtypes(tensor_list_list)
         element_shapes = _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad)
+        # TF1 checks these while building its queue, its enqueue ops and its dequeue.
+        arguments.require_num_threads(num_threads, default_name)
+        if shuffle is None:  # a shuffle queue's summary divides by capacity-min_after_dequeue
+            arguments.require_capacity(capacity, default_name, ZeroDivisionError)
+        arguments.require_batch_size(batch_size, default_name)
         # TF1's RandomShuffleQueue draws its seed here; draw it at the same point.
         shuffle_seed = plan.op_seeds(shuffle[1]) if shuffle is not None else None
 
@@ -236,6 +241,9 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         def shuffled(dataset):
             if shuffle_seed is None:
                 return dataset
+            negative_minimum = arguments.negative_min_after_dequeue(shuffle[0], default_name)
+            if negative_minimum is not None:  # TF1's queue op rejects it on the first run
+                return arguments.fails_when_run(dataset, negative_minimum)
             deterministic = shuffle_seed != (0, 0)
             return dataset.shuffle(capacity, seed=shuffle_seed[1] if deterministic else None)
 

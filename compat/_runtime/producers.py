@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from compat._runtime import plan
+from compat._runtime import arguments, plan
 from compat._runtime.graph_mode import require_graph_mode
 from compat._runtime.stage_queue import StageQueue
 
@@ -25,8 +25,7 @@ def match_filenames_once(pattern, name=None):
 def limit_epochs(tensor, num_epochs=None, name=None):
     if num_epochs is None:
         return tensor
-    if num_epochs <= 0:
-        raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
+    arguments.require_num_epochs(num_epochs, "limit_epochs")
     with tf.compat.v1.name_scope(name, "limit_epochs", [tensor]) as scope:
         tensor = tf.convert_to_tensor(tensor)
         elements = plan.element_dataset(tensor, "limit_epochs", consumer=scope)
@@ -57,7 +56,7 @@ def input_producer(input_tensor,
                    summary_name=None,
                    name=None,
                    cancel_op=None):
-    del shared_name, summary_name, cancel_op  # no queue resource to share, size or cancel
+    del shared_name, cancel_op  # no queue resource to share or cancel
     require_graph_mode("input_producer")
     with tf.compat.v1.name_scope(name, "input_producer", [input_tensor]) as scope:
         input_tensor = tf.convert_to_tensor(input_tensor, name="input_tensor")
@@ -66,8 +65,10 @@ def input_producer(input_tensor,
         if not element_shape.is_fully_defined():
             raise ValueError("Either `input_tensor` must have a fully defined shape "
                              "or `element_shape` must be specified")
-        if num_epochs is not None and num_epochs <= 0:
-            raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
+        arguments.require_num_epochs(num_epochs, "input_producer")
+        # TF1 divides by capacity for its summary; without one, capacity 0 hangs instead.
+        arguments.require_capacity(capacity, "input_producer",
+                                   ValueError if summary_name is None else ZeroDivisionError)
         shuffle_seeds = plan.op_seeds(seed) if shuffle else None
         return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds, consumer=scope),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
@@ -83,13 +84,19 @@ def string_input_producer(string_tensor,
                           name=None,
                           cancel_op=None):
     not_null_err = "string_input_producer requires a non-null input tensor"
-    if not isinstance(string_tensor, tf.Tensor) and not len(string_tensor):
-        raise ValueError(not_null_err)
+    if string_tensor is None or (
+            not isinstance(string_tensor, tf.Tensor) and not len(string_tensor)):
+        raise ValueError(f"{not_null_err}; string_tensor is {string_tensor!r}. Pass a "
+                         "non-empty list of file names (e.g. tf.io.gfile.glob(pattern)) or a "
+                         "string tensor.")
     with tf.compat.v1.name_scope(name, "input_producer", [string_tensor]) as scope:
         string_tensor = tf.convert_to_tensor(string_tensor, dtype=tf.string)
         with tf.control_dependencies([
                 tf.debugging.Assert(tf.greater(tf.size(string_tensor), 0), [not_null_err])]):
             string_tensor = tf.identity(string_tensor)
+        # TF1 checks these in its input_producer, whose summary divides by capacity.
+        arguments.require_num_epochs(num_epochs, "string_input_producer")
+        arguments.require_capacity(capacity, "string_input_producer", ZeroDivisionError)
         return input_producer(
             input_tensor=string_tensor, element_shape=[], num_epochs=num_epochs,
             shuffle=shuffle, seed=seed, capacity=capacity, shared_name=shared_name,
@@ -100,6 +107,8 @@ def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None,
                          capacity=32, shared_name=None, name=None):
     with tf.compat.v1.name_scope(name, "input_producer", [limit]) as scope:
         range_tensor = tf.range(limit)
+        arguments.require_num_epochs(num_epochs, "range_input_producer")
+        arguments.require_capacity(capacity, "range_input_producer", ZeroDivisionError)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
                               shared_name, None, scope)
 
@@ -111,6 +120,8 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
         if not tensor_list:
             raise ValueError("Expected at least one tensor in slice_input_producer().")
         range_size = tf.shape(tensor_list[0])[0]
+        arguments.require_num_epochs(num_epochs, "slice_input_producer")
+        arguments.require_capacity(capacity, "slice_input_producer", ZeroDivisionError)
         queue = range_input_producer(range_size, num_epochs=num_epochs, shuffle=shuffle,
                                      seed=seed, capacity=capacity, shared_name=shared_name)
         index = queue.dequeue()
