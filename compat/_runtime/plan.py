@@ -304,6 +304,14 @@ def add_consumer(stream, consumer) -> None:
         _rebuild(stream)  # its own iterator now refuses direct fetches
 
 
+def retrace(graph) -> None:
+    """Trace every pipeline of the graph anew (a stage's factory now builds something else,
+    e.g. a reader whose counters were asked for after its consumers were built)."""
+    plan = _plan_of(graph)
+    if plan is not None:
+        _rebuild_all(plan)
+
+
 def _rebuild_all(plan: _GraphPlan) -> None:
     for owner in list(plan.owners.values()):
         owner.rebuild()

@@ -36,6 +36,22 @@ class ReaderBase:
         self._supports_serialize = supports_serialize
         self._name = type(self).__name__
         self._counters = ReaderCounters(self._name)
+        # Counting costs per-file work; a reader counts once its counters are asked for.
+        self._counting = False
+        self._graph = None
+
+    def _records_of(self, work_units, records_of):
+        """`work_units.flat_map(records_of)`, counted when the counters are in use."""
+        if self._counting:
+            return self._counters.counted_stream(work_units, records_of)
+        return work_units.flat_map(lambda unit: records_of(unit, None))
+
+    def _count(self):
+        """Start counting: pipelines built before now are traced again, counting."""
+        if not self._counting:
+            self._counting = True
+            if self._graph is not None:
+                plan.retrace(self._graph)
 
     def _records(self, work_unit, count_records) -> tf.data.Dataset:
         raise NotImplementedError(
@@ -53,14 +69,15 @@ class ReaderBase:
 
     def read(self, queue, name=None):
         work_units = _work_units(queue, f"{self._name}.read")
+        self._graph = tf.compat.v1.get_default_graph()
 
         def records():
-            return self._counters.counted_stream(work_units(), self._records)
+            return self._records_of(work_units(), self._records)
 
         def values_alone(components):
             if components != (1,) or not self._reads_values_alone:
                 return None
-            return self._counters.counted_stream(
+            return self._records_of(
                 work_units(), lambda unit, count_records: self._records(
                     unit, count_records, with_keys=False))
 
@@ -69,9 +86,10 @@ class ReaderBase:
 
     def read_up_to(self, queue, num_records, name=None):
         work_units = _work_units(queue, f"{self._name}.read_up_to")
+        self._graph = tf.compat.v1.get_default_graph()
 
         def records_up_to():
-            return self._counters.counted_stream(
+            return self._records_of(
                 work_units(),
                 lambda unit, count_records: record_sources.records_up_to(
                     self._records(unit, count_records), num_records))
@@ -80,12 +98,15 @@ class ReaderBase:
         return keys, values
 
     def num_records_produced(self, name=None):
+        self._count()
         return self._counters.value("records", name)
 
     def num_work_units_completed(self, name=None):
+        self._count()
         return self._counters.value("work_units", name)
 
     def reset(self, name=None):
+        self._count()
         # A Session starts every stage afresh; within one, the stream is not restarted, but
         # the counters a user watches go back to zero as TF1's do.
         with tf.control_dependencies(self._counters.zero()):
