@@ -148,6 +148,21 @@ def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer):
     return dataset
 
 
+def _shuffle_buffer(capacity, min_after_dequeue, batch_size):
+    """The shuffle buffer of a shuffle_batch: what TF1's dequeue_many samples from.
+
+    TF1's RandomShuffleQueue hands out a batch once it holds min_after_dequeue + batch_size
+    elements, and a consumer that keeps up keeps it there; capacity only bounds how far its
+    runner threads read ahead (TF1's docs: min_after_dequeue sets the shuffle, capacity the
+    prefetch). So the first batch comes when TF1's does, and the j-th output is still among
+    the first j + capacity inputs.
+    """
+    size = _static_batch_size(batch_size)
+    if size is None:
+        return capacity
+    return max(1, min(capacity, min_after_dequeue + size))
+
+
 def _static_batch_size(batch_size):
     """batch_size as a Python int where it is known at graph construction (an int or an
     int32 constant), else None (e.g. an int32 placeholder fed per run).
@@ -245,7 +260,8 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             if negative_minimum is not None:  # TF1's queue op rejects it on the first run
                 return arguments.fails_when_run(dataset, negative_minimum)
             deterministic = shuffle_seed != (0, 0)
-            return dataset.shuffle(capacity, seed=shuffle_seed[1] if deterministic else None)
+            return dataset.shuffle(_shuffle_buffer(capacity, shuffle[0], batch_size),
+                                   seed=shuffle_seed[1] if deterministic else None)
 
         # One TF1 enqueue op per entry: entries reading one stage share its elements.
         consumers = [(scope, index) for index in range(len(tensor_list_list))]
