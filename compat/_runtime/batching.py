@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from compat._runtime import arguments, plan, vectorize
+from compat._runtime import arguments, element_source, plan, vectorize
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -131,7 +131,7 @@ def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
 def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer):
     """Dataset of single input elements (a tuple per element) for one list of tensors."""
     keep_per_row = keep_input.shape.ndims == 1
-    dataset = plan.element_source((tuple(tensor_list), keep_input), api, consumer).computed()
+    dataset = element_source.element_source((tuple(tensor_list), keep_input), api, consumer).computed()
     if keep_per_row:
         dataset = dataset.flat_map(
             lambda values, keep: tf.data.Dataset.from_tensor_slices((values, keep)))
@@ -201,7 +201,7 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
     shuffle, if any, reorders raw elements instead of computed ones, which for a stateless
     computation is the same thing.
     """
-    source = plan.element_source(tuple(tensor_list), api, consumer)
+    source = element_source.element_source(tuple(tensor_list), api, consumer)
     if source.stateful or not source.dense:
         return None
     element_specs = tuple(tf.TensorSpec(shape, tensor.dtype)
@@ -266,7 +266,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         # One TF1 enqueue op per entry: entries reading one stage share its elements.
         consumers = [(scope, index) for index in range(len(tensor_list_list))]
         for tensor_list, consumer in zip(tensor_list_list, consumers):
-            plan.add_consumers((tuple(tensor_list), keep_input), default_name, consumer)
+            element_source.add_consumers((tuple(tensor_list), keep_input), default_name, consumer)
 
         def elements():
             return shuffled(_interleaved([

@@ -6,8 +6,8 @@ tensors that user code sees, which are the `get_next()` of a one-shot iterator o
 dataset. Running those tensors in a Session pulls one element, exactly like a dequeue; a
 one-shot iterator needs no initializer, so users' old init calls neither break nor are needed.
 
-A later stage does not read an earlier stage's iterator: it asks `element_dataset` for its
-inputs, which lifts the user's ops between the stages (see `lifting`) into a map over a fresh
+A later stage does not read an earlier stage's iterator: it asks `element_source` (module
+`element_source`) for its inputs, which lifts the user's ops between the stages (see `lifting`) into a map over a fresh
 copy of the upstream datasets. So the whole chain is one tf.data pipeline, and an earlier
 stage's own iterator only runs if the user fetches its tensors directly.
 
@@ -30,14 +30,12 @@ The plan of a graph lives on the graph, so both are freed together.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import uuid
 from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
 from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.ops import gen_dataset_ops
@@ -46,8 +44,6 @@ from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import control_flow_util as _control_flow_util
-
-from compat._runtime import lifting
 
 
 @dataclass(frozen=True)
@@ -86,9 +82,6 @@ class Stage:
         """`element` as the flat tensor list that `get_next_op` outputs."""
         return _structure.to_tensor_list(self.element_spec, element)
 
-
-# Enough calls in flight to use every core; tf.data's AUTOTUNE cost ~20% on 2 cores here.
-_PARALLEL_CALLS = max(2, min(os.cpu_count() or 1, 8))
 
 class _GraphPlan:
     """The stages of one graph and who consumes which stream (kept on the graph itself)."""
@@ -375,13 +368,18 @@ class _Owner:
         _run_after(owners, [self.init_op])
 
 
-def consumed(stream, copy: Callable[[], tf.data.Dataset]) -> tf.data.Dataset:
-    """The stream as one consumer sees it: pulled from its shared iterator when shared, else
-    copied (`copy()`)."""
+def owner_of(stream) -> _Owner | None:
+    """The owner of a shared stream, or None while the stream is copied by its consumer."""
     graph = (stream.get_next_op.graph if isinstance(stream, Stage)
              else tf.compat.v1.get_default_graph())
     plan = _plan_of(graph)
-    owner = None if plan is None else plan.owners.get(_stream_key(stream))
+    return None if plan is None else plan.owners.get(_stream_key(stream))
+
+
+def consumed(stream, copy: Callable[[], tf.data.Dataset]) -> tf.data.Dataset:
+    """The stream as one consumer sees it: pulled from its shared iterator when shared, else
+    copied (`copy()`)."""
+    owner = owner_of(stream)
     return copy() if owner is None else pulled(owner)
 
 
@@ -458,123 +456,3 @@ def _get_next_op_of(flat_tensors) -> tf.Operation:
         if op.type in ("IteratorGetNext", "IteratorGetNextSync"):
             return op
     raise AssertionError("get_next() produced no IteratorGetNext op")
-
-
-@dataclass(frozen=True)
-class ElementSource:
-    """The inputs of a per-element computation, and the computation, kept apart.
-
-    upstream: dataset of the raw upstream elements (zipped when there are several stages).
-    compute:  map function turning one upstream element (as `Dataset.map` passes it) into the
-              computed structure; `compute(*args, probes=tensors)` returns the values of
-              those tensors of the lifted subgraph instead; `compute(*args, given=pairs)` takes
-              (tensor, value) pairs as already computed; `inline=True` creates the ops in the
-              current graph (for pfor) rather than in a function of their own.
-    lifted_ops: the user's ops the computation re-creates.
-    lifted_outputs: the user's tensors it computes, flattened (composites expanded).
-    stateful: whether compute keeps state between calls (see `lifting.Lifted`).
-    dense:    every upstream component is a plain tensor (no sparse/ragged encodings), so
-              upstream elements can be batched before computing.
-    """
-
-    upstream: tf.data.Dataset
-    compute: Callable
-    stateful: bool
-    dense: bool
-    lifted_ops: tuple
-    lifted_outputs: tuple
-
-    def computed(self, finish: Callable | None = None, parallelism: int = 1) -> tf.data.Dataset:
-        """The computed elements, in upstream order.
-
-        finish: applied to each computed structure (e.g. shape checks).
-        parallelism: calls TF1 ran at once (k runner threads); up to the core count is used
-            anyway when the computation is stateless, since order is kept either way.
-        """
-        compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
-        if parallelism <= 1 and self.stateful:
-            return self.upstream.map(compute)  # one thread: stateful ops run in TF1's order
-        # deterministic=True keeps input order, which TF1 gives with one thread and is one
-        # of its orders with several.
-        calls = parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
-        return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
-
-
-def source_stages(structure, what: str) -> tuple:
-    """The stages the computation of `structure` reads, without building anything."""
-    return lifting.lift(structure, stage_of, what).sources
-
-
-def add_consumers(structure, what: str, consumer) -> None:
-    """Count `consumer` as reading every stage the computation of `structure` reads.
-
-    A consumer made of several computations built together (the entries of a `*_join`, the
-    enqueue ops of one queue) must count all of them before building any: one that becomes
-    shared half-way would leave the earlier ones with copies."""
-    for stage in source_stages(structure, what):
-        add_consumer(stage, consumer)
-
-
-def element_source(structure, what: str, consumer) -> ElementSource:
-    """Lift the computation of `structure` from the stages it reads (see `element_dataset`).
-
-    consumer: a key naming the reader of those stages (see `add_consumer`): the same key
-    for every build of the same TF1 enqueue op."""
-    lifted = lifting.lift(structure, stage_of, what)
-    sources = lifted.sources
-    for stage in sources:
-        add_consumer(stage, consumer)
-    upstream, parts = [], []
-    for stage, outputs_read in zip(sources, lifted.source_outputs_read):
-        dataset, part = _upstream_of(stage, outputs_read)
-        upstream.append(dataset)
-        parts.append(part)
-    if sources:
-        dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
-    else:
-        dataset = tf.data.Dataset.from_tensors(0).repeat()
-
-    def compute(*args, probes=(), given=(), inline=False):
-        if len(sources) == 1:
-            # map() unpacks a tuple element into positional arguments; pack it back.
-            args = (args if isinstance(upstream[0].element_spec, tuple) else args[0],)
-        encoded = [stage.encoded(element) if part is None else _placed(element, part, stage)
-                   for stage, element, part in zip(sources, args, parts)]
-        return lifted.function(encoded, probes, given, inline)
-
-    dense = all(isinstance(spec, tf.TensorSpec)
-                for spec in tf.nest.flatten(dataset.element_spec))
-    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
-
-
-def _upstream_of(stage, outputs_read):
-    """The stage's dataset as this consumer reads it, or only the components read when the
-    stage can build just those: (dataset, indices of its components, or None for all)."""
-    plan = _plan_of(stage.get_next_op.graph)
-    if stage.pulls_from_kernel or _stream_key(stage) in plan.owners:
-        return consumed(stage, stage.dataset_factory), None
-    if stage.part_factory is not None and 0 < len(outputs_read) < len(stage.element_spec):
-        dataset = stage.part_factory(outputs_read)
-        if dataset is not None:
-            return dataset, outputs_read
-    return stage.dataset_factory(), None
-
-
-def _placed(element, part, stage):
-    """A part of an element as the flat list `stage.encoded` gives, unread components None."""
-    encoded = [None] * len(stage.element_spec)
-    for index, component in zip(part, element if len(part) > 1 else (element,)):
-        encoded[index] = component
-    return encoded
-
-
-def element_dataset(structure, what: str, consumer) -> tf.data.Dataset:
-    """A dataset whose elements are `structure` computed once per upstream element.
-
-    `structure` is what the user passes to an enqueue/batch call: tensors (or SparseTensors,
-    lists, dicts) computed by arbitrary ops from zero or more stages' outputs. The upstream
-    stages are zipped (one element of each per computed element, as one TF1 enqueue run
-    dequeues once from each input queue); with no upstream stage the computation repeats
-    forever, as a TF1 enqueue of constants or random ops does.
-    """
-    return element_source(structure, what, consumer).computed()

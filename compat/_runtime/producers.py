@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from compat._runtime import arguments, plan
+from compat._runtime import arguments, element_source, plan
 from compat._runtime.graph_mode import require_graph_mode
 from compat._runtime.stage_queue import StageQueue
 
@@ -28,14 +28,14 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     arguments.require_num_epochs(num_epochs, "limit_epochs")
     with tf.compat.v1.name_scope(name, "limit_epochs", [tensor]) as scope:
         tensor = tf.convert_to_tensor(tensor)
-        elements = plan.element_dataset(tensor, "limit_epochs", consumer=scope)
+        elements = element_source.element_dataset(tensor, "limit_epochs", consumer=scope)
         return plan.register(lambda: elements.take(num_epochs), scope.rstrip("/"))
 
 
 def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
     """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
     def elements():
-        epochs = plan.element_dataset(input_tensor, "input_producer", consumer)
+        epochs = element_source.element_dataset(input_tensor, "input_producer", consumer)
         if num_epochs is not None:
             epochs = epochs.take(num_epochs)
         if shuffle_seeds is not None:

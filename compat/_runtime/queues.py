@@ -43,7 +43,7 @@ from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import data_flow_ops, gen_data_flow_ops
 
-from compat._runtime import lifting, plan
+from compat._runtime import element_source, lifting, plan
 from compat._runtime.stage_queue import StageQueue
 
 _COMPILED = "compiled"
@@ -175,7 +175,7 @@ class QueueBase(data_flow_ops.QueueBase):
             self._mode = _COMPILED
             # All enqueue ops read their stages at once: count them before building any.
             for enqueue in self._enqueues:
-                plan.add_consumers(enqueue.values, f"{self.name} enqueue",
+                element_source.add_consumers(enqueue.values, f"{self.name} enqueue",
                                    self._consumer_key(enqueue))
             self._stream = _CompiledStream(
                 self._compiled_elements, self._dtypes, self._shapes, self._capacity,
@@ -232,7 +232,7 @@ class QueueBase(data_flow_ops.QueueBase):
         return ("enqueue", enqueue.op.name)
 
     def _enqueue_stream(self, enqueue: _Enqueue, parallelism: int) -> tf.data.Dataset:
-        source = plan.element_source(enqueue.values, f"{self.name} enqueue op {enqueue.op.name!r}",
+        source = element_source.element_source(enqueue.values, f"{self.name} enqueue op {enqueue.op.name!r}",
                                      self._consumer_key(enqueue))
         shapes = [tf.TensorShape([None]).concatenate(shape) if enqueue.many else shape
                   for shape in self._shapes]

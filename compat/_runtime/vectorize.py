@@ -145,7 +145,7 @@ def _split_at_equal_length_ops(source):
 def batch_computation(source, element_specs):
     """A map function from a batch of raw upstream elements to the computed batch.
 
-    source: a `plan.ElementSource` whose computation is stateless and whose upstream
+    source: a `element_source.ElementSource` whose computation is stateless and whose upstream
         elements are dense.
     element_specs: the per-element `tf.TensorSpec`s of the computed tuple.
     Raises ValueError when the computation cannot be vectorized exactly (at trace time,

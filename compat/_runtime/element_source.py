@@ -1,0 +1,139 @@
+"""The computation between stages: what a consumer of stages (a batch call, an enqueue op,
+a producer over computed tensors) reads and computes, as a dataset.
+
+`element_source` lifts the user's ops from the stages they read (see `lifting`), counts the
+consumer on each of those stages (see `plan.add_consumer`: consumers of one stream share
+it), and gives the upstream elements and the computation apart, so a batch call may batch
+the raw elements first and compute whole batches (`vectorize`).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import tensorflow as tf
+
+from compat._runtime import lifting
+from compat._runtime.plan import add_consumer, consumed, owner_of, stage_of
+
+# Enough calls in flight to use every core; tf.data's AUTOTUNE cost ~20% on 2 cores here.
+_PARALLEL_CALLS = max(2, min(os.cpu_count() or 1, 8))
+
+@dataclass(frozen=True)
+class ElementSource:
+    """The inputs of a per-element computation, and the computation, kept apart.
+
+    upstream: dataset of the raw upstream elements (zipped when there are several stages).
+    compute:  map function turning one upstream element (as `Dataset.map` passes it) into the
+              computed structure; `compute(*args, probes=tensors)` returns the values of
+              those tensors of the lifted subgraph instead; `compute(*args, given=pairs)` takes
+              (tensor, value) pairs as already computed; `inline=True` creates the ops in the
+              current graph (for pfor) rather than in a function of their own.
+    lifted_ops: the user's ops the computation re-creates.
+    lifted_outputs: the user's tensors it computes, flattened (composites expanded).
+    stateful: whether compute keeps state between calls (see `lifting.Lifted`).
+    dense:    every upstream component is a plain tensor (no sparse/ragged encodings), so
+              upstream elements can be batched before computing.
+    """
+
+    upstream: tf.data.Dataset
+    compute: Callable
+    stateful: bool
+    dense: bool
+    lifted_ops: tuple
+    lifted_outputs: tuple
+
+    def computed(self, finish: Callable | None = None, parallelism: int = 1) -> tf.data.Dataset:
+        """The computed elements, in upstream order.
+
+        finish: applied to each computed structure (e.g. shape checks).
+        parallelism: calls TF1 ran at once (k runner threads); up to the core count is used
+            anyway when the computation is stateless, since order is kept either way.
+        """
+        compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
+        if parallelism <= 1 and self.stateful:
+            return self.upstream.map(compute)  # one thread: stateful ops run in TF1's order
+        # deterministic=True keeps input order, which TF1 gives with one thread and is one
+        # of its orders with several.
+        calls = parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
+        return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
+
+
+def source_stages(structure, what: str) -> tuple:
+    """The stages the computation of `structure` reads, without building anything."""
+    return lifting.lift(structure, stage_of, what).sources
+
+
+def add_consumers(structure, what: str, consumer) -> None:
+    """Count `consumer` as reading every stage the computation of `structure` reads.
+
+    A consumer made of several computations built together (the entries of a `*_join`, the
+    enqueue ops of one queue) must count all of them before building any: one that becomes
+    shared half-way would leave the earlier ones with copies."""
+    for stage in source_stages(structure, what):
+        add_consumer(stage, consumer)
+
+
+def element_source(structure, what: str, consumer) -> ElementSource:
+    """Lift the computation of `structure` from the stages it reads (see `element_dataset`).
+
+    consumer: a key naming the reader of those stages (see `add_consumer`): the same key
+    for every build of the same TF1 enqueue op."""
+    lifted = lifting.lift(structure, stage_of, what)
+    sources = lifted.sources
+    for stage in sources:
+        add_consumer(stage, consumer)
+    upstream, parts = [], []
+    for stage, outputs_read in zip(sources, lifted.source_outputs_read):
+        dataset, part = _upstream_of(stage, outputs_read)
+        upstream.append(dataset)
+        parts.append(part)
+    if sources:
+        dataset = upstream[0] if len(upstream) == 1 else tf.data.Dataset.zip(tuple(upstream))
+    else:
+        dataset = tf.data.Dataset.from_tensors(0).repeat()
+
+    def compute(*args, probes=(), given=(), inline=False):
+        if len(sources) == 1:
+            # map() unpacks a tuple element into positional arguments; pack it back.
+            args = (args if isinstance(upstream[0].element_spec, tuple) else args[0],)
+        encoded = [stage.encoded(element) if part is None else _placed(element, part, stage)
+                   for stage, element, part in zip(sources, args, parts)]
+        return lifted.function(encoded, probes, given, inline)
+
+    dense = all(isinstance(spec, tf.TensorSpec)
+                for spec in tf.nest.flatten(dataset.element_spec))
+    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
+
+
+def _upstream_of(stage, outputs_read):
+    """The stage's dataset as this consumer reads it, or only the components read when the
+    stage can build just those: (dataset, indices of its components, or None for all)."""
+    if stage.pulls_from_kernel or owner_of(stage) is not None:
+        return consumed(stage, stage.dataset_factory), None
+    if stage.part_factory is not None and 0 < len(outputs_read) < len(stage.element_spec):
+        dataset = stage.part_factory(outputs_read)
+        if dataset is not None:
+            return dataset, outputs_read
+    return stage.dataset_factory(), None
+
+
+def _placed(element, part, stage):
+    """A part of an element as the flat list `stage.encoded` gives, unread components None."""
+    encoded = [None] * len(stage.element_spec)
+    for index, component in zip(part, element if len(part) > 1 else (element,)):
+        encoded[index] = component
+    return encoded
+
+
+def element_dataset(structure, what: str, consumer) -> tf.data.Dataset:
+    """A dataset whose elements are `structure` computed once per upstream element.
+
+    `structure` is what the user passes to an enqueue/batch call: tensors (or SparseTensors,
+    lists, dicts) computed by arbitrary ops from zero or more stages' outputs. The upstream
+    stages are zipped (one element of each per computed element, as one TF1 enqueue run
+    dequeues once from each input queue); with no upstream stage the computation repeats
+    forever, as a TF1 enqueue of constants or random ops does.
+    """
+    return element_source(structure, what, consumer).computed()
