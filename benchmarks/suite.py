@@ -1,0 +1,617 @@
+"""Input-pipeline benchmark suite: TF1 queues (legacy) vs the compat.v1 shim vs hand-written tf.data.
+
+For each workload (benchmarks/workloads/*.py) three variants run, each in its OWN subprocess:
+
+  legacy   the TF1 queue program on real `tensorflow.compat.v1`, after disable_v2_behavior()
+  shim     the SAME program function with `compat.v1`, after disable_v2_behavior()
+  tf_data  the best hand-written tf.data equivalent (sequential reads, shuffle, batch, then
+           batched parsing where possible, prefetch(1)); eager by default (--tf-data-mode)
+
+Variants are interleaved (run 1: legacy, shim, tf_data; run 2: ...), so machine noise hits all
+alike. Per variant: records/s after the first batch, time to first batch (from the start of
+graph/dataset construction), graph build time (until the batch tensors exist, before the
+Session), and peak RSS (ru_maxrss of the subprocess, TensorFlow included). Reported: medians
+over runs, and medians of the ratios shim/legacy and shim/tf_data taken within each run.
+A variant that fails is recorded as an error; the suite goes on.
+
+    python benchmarks/suite.py                          # all workloads, 3 runs
+    python benchmarks/suite.py --quick                  # smoke run (numbers mean nothing)
+    python benchmarks/suite.py --workloads mnist,csv --runs 5 --json out.json --plot out.png
+
+Synthetic data is generated once per workload into --data-dir and reused.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from typing import Any, Callable, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import workloads  # noqa: E402  (benchmarks/workloads; TensorFlow is not imported here)
+from run_variant import RESULT_MARKER  # noqa: E402
+
+VARIANTS = ("legacy", "shim", "tf_data")
+VARIANT_LABELS = {"legacy": "legacy", "shim": "shim", "tf_data": "tf.data"}
+METRICS = ("records_per_s", "first_batch_s", "build_s", "peak_rss_mb")
+RATIOS = (("shim", "legacy"), ("shim", "tf_data"))
+QUICK_BATCHES = 10
+DEFAULT_RUNS = 3
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_DATA_DIR = os.path.join(tempfile.gettempdir(), "compat_benchmark_data")
+
+
+@dataclasses.dataclass
+class SuiteConfig:
+    workloads: list[str] = dataclasses.field(default_factory=lambda: list(workloads.NAMES))
+    runs: int = DEFAULT_RUNS
+    batches: Optional[int] = None            # overrides every workload's `batches`
+    params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    data_dir: str = DEFAULT_DATA_DIR
+    tf_data_mode: str = "eager"
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    quick: bool = False
+
+    def overrides(self, workload: str) -> dict[str, Any]:
+        values = dict(self.params.get(workload, {}))
+        if self.batches is not None:
+            values.setdefault("batches", self.batches)
+        return values
+
+
+# --------------------------------------------------------------------------- measuring
+
+def _child_env():
+    env = dict(os.environ)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != ROOT])
+    return env
+
+
+def _run_child(request: dict, timeout_s: float) -> dict:
+    """Run benchmarks/run_variant.py with `request`; its JSON payload, or an error payload."""
+    command = [sys.executable, os.path.join(HERE, "run_variant.py"), json.dumps(request)]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=_child_env(),
+                              timeout=timeout_s, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"timeout: no result after {timeout_s:g} s",
+                "wall_s": time.perf_counter() - start}
+    wall_s = time.perf_counter() - start
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            payload = json.loads(line[len(RESULT_MARKER):])
+            payload["wall_s"] = wall_s
+            return payload
+    tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+    return {"ok": False, "error": f"subprocess exited with status {done.returncode} and no "
+                                  f"result", "traceback": tail, "wall_s": wall_s}
+
+
+def prepare_data(config: SuiteConfig, workload: str) -> tuple[str, Optional[str]]:
+    """(data directory, error or None): generate the workload's data unless cached."""
+    module = workloads.load(workload)
+    params = workloads.make_params(module, config.overrides(workload))
+    path = os.path.join(config.data_dir, workloads.data_key(module, params))
+    if os.path.exists(os.path.join(path, ".complete")):
+        return path, None
+    staging = f"{path}.tmp{os.getpid()}"
+    os.makedirs(staging, exist_ok=True)
+    payload = _run_child({"action": "prepare", "workload": workload,
+                          "params": config.overrides(workload), "data_dir": staging},
+                         config.timeout_s)
+    if not payload.get("ok"):
+        shutil.rmtree(staging, ignore_errors=True)
+        return path, f"data preparation failed: {payload.get('error')}"
+    open(os.path.join(staging, ".complete"), "w").close()
+    if os.path.exists(path):  # another suite finished first: keep its copy
+        shutil.rmtree(staging, ignore_errors=True)
+    else:
+        os.replace(staging, path)
+    return path, None
+
+
+def measure_variant(config: SuiteConfig, workload: str, variant: str, data_dir: str,
+                    run: int) -> dict:
+    """One measurement (a plain dict: the child's Measurement fields, run, wall_s)."""
+    payload = _run_child({"action": "measure", "workload": workload, "variant": variant,
+                          "params": config.overrides(workload), "data_dir": data_dir,
+                          "tf_data_mode": config.tf_data_mode}, config.timeout_s)
+    payload.update(workload=workload, variant=variant, run=run)
+    return payload
+
+
+def _median(values):
+    values = [value for value in values if value is not None]
+    return statistics.median(values) if values else None
+
+
+def summarize(measurements: list[dict], workload_names, runs: int) -> tuple[dict, dict]:
+    """(medians[workload][variant][metric], ratios[workload]["shim/legacy"][metric]).
+
+    Ratios are taken within each run (both sides of a run must have succeeded), then the
+    median over runs; each entry also lists the per-run values.
+    """
+    by_key = {(m["workload"], m["variant"], m["run"]): m for m in measurements}
+    medians, ratios = {}, {}
+    for workload in workload_names:
+        medians[workload] = {}
+        for variant in VARIANTS:
+            ok = [m for m in (by_key.get((workload, variant, run)) for run in range(runs))
+                  if m is not None and m.get("ok")]
+            failed = [m for m in (by_key.get((workload, variant, run)) for run in range(runs))
+                      if m is not None and not m.get("ok")]
+            entry = {metric: _median(m.get(metric) for m in ok) for metric in METRICS}
+            entry.update(ok_runs=len(ok), failed_runs=len(failed),
+                         errors=sorted({m.get("error", "?") for m in failed}))
+            medians[workload][variant] = entry
+        ratios[workload] = {}
+        for top, bottom in RATIOS:
+            name = f"{top}/{bottom}"
+            ratios[workload][name] = {}
+            for metric in METRICS:
+                per_run = []
+                for run in range(runs):
+                    a, b = by_key.get((workload, top, run)), by_key.get((workload, bottom, run))
+                    if (a and b and a.get("ok") and b.get("ok") and a.get(metric)
+                            and b.get(metric)):
+                        per_run.append(a[metric] / b[metric])
+                ratios[workload][name][metric] = {"median": _median(per_run), "runs": per_run}
+    return medians, ratios
+
+
+def signature_mismatches(measurements: list[dict]) -> dict[str, dict[str, list]]:
+    """{workload: {variant: first-batch signature}} for workloads whose variants' first
+    batches differ in shapes or dtypes (they should all produce the same batches)."""
+    signatures: dict[str, dict[str, list]] = {}
+    for m in measurements:
+        if m.get("ok") and m.get("batch_signature") is not None:
+            signatures.setdefault(m["workload"], {}).setdefault(m["variant"],
+                                                                m["batch_signature"])
+    return {workload: by_variant for workload, by_variant in signatures.items()
+            if len({json.dumps(sig) for sig in by_variant.values()}) > 1}
+
+
+def compat_fingerprint() -> str:
+    """A hash of the shim's source (compat/**/*.py): the suite notes if it changed mid-run
+    (each subprocess imports the shim as it is on disk at that moment)."""
+    import hashlib
+    digest = hashlib.sha1()
+    package = os.path.join(ROOT, "compat")
+    for folder, subfolders, files in sorted(os.walk(package)):
+        subfolders.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, package).encode() + b"\0")
+                try:
+                    with open(path, "rb") as handle:
+                        digest.update(handle.read())
+                except OSError:
+                    digest.update(b"<unreadable>")
+    return digest.hexdigest()[:12]
+
+
+def _git_state():
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], capture_output=True, text=True, cwd=ROOT,
+                                  timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    return {"commit": git("rev-parse", "HEAD"),
+            "compat_dirty": bool(git("status", "--porcelain", "--", "compat"))}
+
+
+def machine_info() -> dict:
+    tf_version = None
+    for distribution in ("tensorflow", "tensorflow-cpu"):
+        try:
+            tf_version = importlib.metadata.version(distribution)
+            break
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = None
+    return {"cpu_count": os.cpu_count(), "usable_cpus": usable,
+            "tensorflow_version": tf_version, "python": sys.version.split()[0],
+            "platform": platform.platform(), "machine": platform.machine(),
+            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "load_average_at_start": list(os.getloadavg()), "git": _git_state(),
+            "compat_source_at_start": compat_fingerprint()}
+
+
+def run_suite(config: SuiteConfig, progress: Optional[Callable[[str, dict], None]] = None
+              ) -> dict:
+    """Prepare data, measure every variant `config.runs` times (interleaved), summarize.
+
+    `progress(event, info)` is called with ("prepared", ...), ("measured", measurement);
+    the return value is the whole result (config, machine, measurements, medians, ratios).
+    """
+    progress = progress or (lambda event, info: None)
+    machine = machine_info()
+    start = time.perf_counter()
+    data_dirs, data_errors = {}, {}
+    for workload in config.workloads:
+        began = time.perf_counter()
+        data_dirs[workload], error = prepare_data(config, workload)
+        if error:
+            data_errors[workload] = error
+        progress("prepared", {"workload": workload, "data_dir": data_dirs[workload],
+                              "error": error, "seconds": time.perf_counter() - began})
+    measurements = []
+    for run in range(config.runs):
+        for workload in config.workloads:
+            for variant in VARIANTS:  # interleaved: noise hits all three alike
+                if workload in data_errors:
+                    result = {"workload": workload, "variant": variant, "run": run,
+                              "ok": False, "error": data_errors[workload]}
+                else:
+                    result = measure_variant(config, workload, variant, data_dirs[workload],
+                                             run)
+                measurements.append(result)
+                progress("measured", result)
+    medians, ratios = summarize(measurements, config.workloads, config.runs)
+    machine["load_average_at_end"] = list(os.getloadavg())
+    machine["compat_source_at_end"] = compat_fingerprint()
+    return {
+        "config": dataclasses.asdict(config),
+        "workload_params": {
+            workload: dataclasses.asdict(workloads.make_params(
+                workloads.load(workload), config.overrides(workload)))
+            for workload in config.workloads},
+        "machine": machine,
+        "total_seconds": time.perf_counter() - start,
+        "measurements": measurements,
+        "medians": medians,
+        "ratios": ratios,
+        "signature_mismatches": signature_mismatches(measurements),
+        "compat_changed_during_run": (machine["compat_source_at_start"]
+                                      != machine["compat_source_at_end"]),
+    }
+
+
+# --------------------------------------------------------------------------- reporting
+
+def _records(value):
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def _ratio(value):
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _seconds(value):
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _cell(entry, text):
+    if entry["ok_runs"] == 0:
+        return "ERROR" if entry["failed_runs"] else "n/a"
+    return text + (f" ({entry['failed_runs']} failed)" if entry["failed_runs"] else "")
+
+
+def _markdown(header, rows):
+    widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
+    line = lambda row: "| " + " | ".join(  # noqa: E731
+        str(cell).ljust(width) if i == 0 else str(cell).rjust(width)
+        for i, (cell, width) in enumerate(zip(row, widths))) + " |"
+    rule = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    return "\n".join([line(header), rule] + [line(row) for row in rows])
+
+
+def format_table(result: dict) -> str:
+    """The main table (records/s medians, median within-run ratios)."""
+    header = ["workload", "legacy", "shim", "tf.data", "shim/legacy", "shim/tf.data",
+              "first batch shim/legacy", "build shim/legacy", "RSS shim/legacy"]
+    rows = []
+    for workload, variants in result["medians"].items():
+        ratios = result["ratios"][workload]
+        vs_legacy, vs_data = ratios["shim/legacy"], ratios["shim/tf_data"]
+        rows.append([workload] + [
+            _cell(variants[variant], _records(variants[variant]["records_per_s"]))
+            for variant in VARIANTS] + [
+            _ratio(vs_legacy["records_per_s"]["median"]),
+            _ratio(vs_data["records_per_s"]["median"]),
+            _ratio(vs_legacy["first_batch_s"]["median"]),
+            _ratio(vs_legacy["build_s"]["median"]),
+            _ratio(vs_legacy["peak_rss_mb"]["median"])])
+    return _markdown(header, rows)
+
+
+def format_details(result: dict) -> str:
+    """Absolute medians per variant, and the shim/tf.data ratios of the other metrics."""
+    header = ["workload", "variant", "records/s", "first batch s", "build s", "peak RSS MB",
+              "batch", "batches", "input ended", "mode"]
+    rows = []
+    by_key = {}
+    for m in result["measurements"]:
+        by_key.setdefault((m["workload"], m["variant"]), []).append(m)
+    for workload, variants in result["medians"].items():
+        for variant in VARIANTS:
+            entry = variants[variant]
+            ok = [m for m in by_key.get((workload, variant), []) if m.get("ok")]
+            rss = entry["peak_rss_mb"]
+            rows.append([workload, VARIANT_LABELS[variant],
+                         _cell(entry, _records(entry["records_per_s"])),
+                         _seconds(entry["first_batch_s"]), _seconds(entry["build_s"]),
+                         "n/a" if rss is None else f"{rss:,.0f}",
+                         ok[0]["batch_size"] if ok else "",
+                         ok[0]["batches"] if ok else "",
+                         "/".join(sorted({"yes" if m["input_ended"] else "no" for m in ok})),
+                         ok[0]["mode"] if ok else ""])
+        data = result["ratios"][workload]["shim/tf_data"]
+        rows.append([workload, "shim/tf.data", _ratio(data["records_per_s"]["median"]),
+                     _ratio(data["first_batch_s"]["median"]), _ratio(data["build_s"]["median"]),
+                     _ratio(data["peak_rss_mb"]["median"]), "", "", "", ""])
+    return _markdown(header, rows)
+
+
+def format_errors(result: dict) -> list[str]:
+    lines = []
+    for m in result["measurements"]:
+        if not m.get("ok"):
+            lines.append(f"{m['workload']} / {m['variant']} / run {m['run'] + 1}: "
+                         f"{(m.get('error') or '?').splitlines()[0][:300]}")
+    return lines
+
+
+def _short(value):
+    for limit, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def plot(result: dict, path: str) -> None:
+    """Grouped bars of median records/s per workload and variant, log scale (PNG).
+
+    Raises ImportError when matplotlib is not installed.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result["medians"])
+    width = 0.27
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(names) + 2), 4.8))
+    for index, variant in enumerate(VARIANTS):
+        xs, heights, failed = [], [], []
+        for position, workload in enumerate(names):
+            value = result["medians"][workload][variant]["records_per_s"]
+            x = position + (index - 1) * width
+            if value:
+                xs.append(x)
+                heights.append(value)
+            else:
+                failed.append(x)
+        axes.bar(xs, heights, width, label=VARIANT_LABELS[variant])
+        for x, height in zip(xs, heights):
+            axes.annotate(_short(height), (x, height), xytext=(0, 2), textcoords="offset points",
+                          ha="center", va="bottom", fontsize=7)
+        for x in failed:
+            axes.annotate(f"{VARIANT_LABELS[variant]}: error", (x, 0.02),
+                          xycoords=("data", "axes fraction"), ha="center", va="bottom",
+                          rotation=90, fontsize=8, color="red")
+    axes.set_xlim(-0.6, len(names) - 0.4)
+    axes.set_yscale("log")
+    axes.set_xticks(range(len(names)))
+    axes.set_xticklabels(names, rotation=20)
+    axes.set_ylabel("records/s (median, log scale)")
+    machine = result["machine"]
+    axes.set_title(f"Input pipelines: legacy TF1 queues vs compat.v1 shim vs tf.data\n"
+                   f"TF {machine['tensorflow_version']}, {machine['cpu_count']} CPUs, "
+                   f"{result['config']['runs']} run(s), {machine['date'][:10]}", fontsize=10)
+    axes.legend()
+    axes.grid(axis="y", which="both", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+# --------------------------------------------------------------------------- CLI
+
+QUICK_WARNING = ("WARNING: --quick is a smoke run ({batches} batches, 1 run): it only checks "
+                 "that every pipeline runs end to end. Its numbers MEAN NOTHING; do not quote "
+                 "or compare them.")
+
+
+def _parse_param(text: str):
+    try:
+        target, value = text.split("=", 1)
+        workload, key = target.split(".", 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected WORKLOAD.NAME=VALUE (e.g. mnist.records=20000), got {text!r}") from None
+    return workload.strip(), key.strip(), value.strip()
+
+
+def _workload_help():
+    lines = []
+    for name in workloads.NAMES:
+        module = workloads.load(name)
+        params = ", ".join(f"{field.name}={getattr(module.Params(), field.name)}"
+                           + ("*" if field.metadata.get("data") else "")
+                           for field in dataclasses.fields(module.Params))
+        lines.append(f"  {name:14} {module.DESCRIPTION}")
+        lines.append(textwrap.fill(f"records are {module.UNIT}; params: {params}", width=92, initial_indent=" " * 17,
+                                   subsequent_indent=" " * 25))
+    lines.append(" " * 17 + "(* shapes the generated data; `batches`: batches measured "
+                 "after the first)")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="suite.py", description=__doc__.split("\n\n")[0],
+        epilog=f"{__doc__.split(chr(10) * 2, 1)[1]}\nworkloads:\n{_workload_help()}",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--workloads", default=",".join(workloads.NAMES), metavar="A,B,...",
+        help="comma-separated workloads to run, in this order (default: all: "
+             f"{','.join(workloads.NAMES)})")
+    parser.add_argument(
+        "--runs", type=int, default=None, metavar="N",
+        help=f"runs per variant; each run measures legacy, shim, tf_data in turn, each in a "
+             f"fresh subprocess; medians are over runs (default {DEFAULT_RUNS}; 1 with --quick)")
+    parser.add_argument(
+        "--quick", action="store_true",
+        help=f"smoke run: {QUICK_BATCHES} batches per variant and 1 run (unless --batches/"
+             f"--runs say otherwise). Checks that everything runs; the numbers mean nothing")
+    parser.add_argument(
+        "--batches", type=int, default=None, metavar="N",
+        help="batches measured after the first, for every workload (default: each "
+             "workload's own `batches` param, see below; fewer if the input ends first)")
+    parser.add_argument(
+        "--param", action="append", default=[], type=_parse_param,
+        metavar="WORKLOAD.NAME=VALUE",
+        help="set a workload parameter (repeatable), e.g. --param mnist.records=20000 "
+             "--param mnist.epochs=5; data parameters change the generated data set")
+    parser.add_argument(
+        "--tf-data-mode", choices=("eager", "graph"), default="eager",
+        help="how the tf_data variant runs: 'eager' (iterate the Dataset in Python, TF2 "
+             "style; the default: as fast or faster on the development machine) or 'graph' "
+             "(disable_v2_behavior(), one-shot iterator, Session.run per batch, as TF1 "
+             "programs fetch)")
+    parser.add_argument(
+        "--json", metavar="PATH",
+        help="write everything to PATH: config, workload params, machine info (CPU count, "
+             "TF version, date, load average, git commit), every raw measurement, medians "
+             "and ratios (with their per-run values)")
+    parser.add_argument(
+        "--plot", metavar="PATH",
+        help="write a PNG of median records/s per workload and variant (grouped bars, log "
+             "scale); needs matplotlib (pip install matplotlib, or the `plot` extra)")
+    parser.add_argument(
+        "--data-dir", default=DEFAULT_DATA_DIR, metavar="DIR",
+        help="where generated data is cached, one directory per workload and data "
+             f"parameters (default {DEFAULT_DATA_DIR})")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+        help="give up on a subprocess after this long and record a timeout error "
+             f"(default {DEFAULT_TIMEOUT_S:.0f})")
+    parser.add_argument(
+        "--details", action=argparse.BooleanOptionalAction, default=True,
+        help="also print a second table of absolute medians per variant (first batch, "
+             "build, RSS, batch size, batches measured) and shim/tf.data ratios "
+             "(default: on)")
+    return parser
+
+
+def config_from_args(args, parser) -> SuiteConfig:
+    names = [name.strip() for name in args.workloads.split(",") if name.strip()]
+    unknown = [name for name in names if name not in workloads.MODULES]
+    if unknown or not names:
+        parser.error(f"unknown workload(s) {', '.join(unknown) or '(none given)'}; "
+                     f"known: {', '.join(workloads.NAMES)}")
+    params: dict[str, dict[str, Any]] = {}
+    for workload, key, value in args.param:
+        if workload not in workloads.MODULES:
+            parser.error(f"--param {workload}.{key}: unknown workload {workload!r}")
+        params.setdefault(workload, {})[key] = value
+        try:
+            workloads.make_params(workloads.load(workload), params[workload])
+        except (KeyError, ValueError) as error:
+            parser.error(f"--param {workload}.{key}={value}: {error}")
+    runs = args.runs if args.runs is not None else (1 if args.quick else DEFAULT_RUNS)
+    if runs < 1:
+        parser.error("--runs must be at least 1")
+    batches = args.batches if args.batches is not None else (
+        QUICK_BATCHES if args.quick else None)
+    return SuiteConfig(workloads=names, runs=runs, batches=batches, params=params,
+                       data_dir=args.data_dir, tf_data_mode=args.tf_data_mode,
+                       timeout_s=args.timeout, quick=args.quick)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    config = config_from_args(args, parser)
+    warning = QUICK_WARNING.format(batches=config.batches) if config.quick else None
+    if warning:
+        print(warning, file=sys.stderr)
+    total = config.runs * len(config.workloads) * len(VARIANTS)
+    done = [0]
+
+    def progress(event, info):
+        if event == "prepared":
+            status = f"ERROR {info['error']}" if info["error"] else info["data_dir"]
+            print(f"data {info['workload']}: {status} ({info['seconds']:.1f} s)",
+                  file=sys.stderr, flush=True)
+        elif event == "measured":
+            done[0] += 1
+            text = (f"{info['records_per_s']:,.0f} records/s, first batch "
+                    f"{info['first_batch_s']:.2f} s" if info.get("ok")
+                    else f"ERROR {(info.get('error') or '?').splitlines()[0][:200]}")
+            print(f"[{done[0]}/{total}] run {info['run'] + 1} {info['workload']:14} "
+                  f"{info['variant']:8} {text} ({info.get('wall_s', 0):.1f} s wall)",
+                  file=sys.stderr, flush=True)
+
+    result = run_suite(config, progress)
+    machine = result["machine"]
+    print()
+    load = machine["load_average_at_start"][0], machine["load_average_at_end"][0]
+    print(f"records/s after the first batch: medians of {config.runs} run(s), each variant in "
+          f"its own process; ratios: medians of within-run ratios. TF "
+          f"{machine['tensorflow_version']}, {machine['cpu_count']} CPUs (load average "
+          f"{load[0]:.1f} -> {load[1]:.1f}), {machine['date']}; tf_data variant: "
+          f"{config.tf_data_mode}; compat {machine['git']['commit'][:8]}"
+          f"{' + uncommitted changes' if machine['git']['compat_dirty'] else ''}.")
+    print(format_table(result))
+    if args.details:
+        print()
+        print(format_details(result))
+    for workload, by_variant in result["signature_mismatches"].items():
+        print()
+        print(f"WARNING: {workload}: the variants' first batches differ in shape or dtype: "
+              + "; ".join(f"{variant} {sig}" for variant, sig in by_variant.items()))
+    if result["compat_changed_during_run"]:
+        print()
+        print("WARNING: the shim's source (compat/) changed during this run: shim measurements "
+              "may come from different versions of it.")
+    errors = format_errors(result)
+    if errors:
+        print()
+        print(f"{len(errors)} measurement(s) failed:")
+        for line in errors:
+            print(f"  {line}")
+    print()
+    print(f"Total {result['total_seconds']:.0f} s.")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(result, handle, indent=2)
+        print(f"Wrote {args.json}")
+    if args.plot:
+        try:
+            plot(result, args.plot)
+            print(f"Wrote {args.plot}")
+        except ImportError:
+            print(f"NOTE: --plot {args.plot} skipped: matplotlib is not installed "
+                  f"(pip install matplotlib, or pip install -e '.[plot]').", file=sys.stderr)
+    if warning:
+        print(warning)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

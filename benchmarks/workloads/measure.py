@@ -1,0 +1,185 @@
+"""Measuring one variant of one workload in THIS process (the suite runs each in its own).
+
+`measure(...)` returns a `Measurement`; nothing here prints. Timings:
+
+    build_s        from the start of graph/dataset construction until the batch tensors
+                   exist (before Session creation; for eager tf.data: the Dataset exists)
+    first_batch_s  from the same start until the first batch is in hand (Session creation,
+                   initializers, queue runners and filling shuffle buffers included)
+    records_per_s  records after the first batch / seconds after the first batch, over
+                   `params.batches` batches or until the input ends
+    peak_rss_mb    ru_maxrss of this process at the end (TensorFlow's own footprint included)
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import resource
+import sys
+import time
+from typing import Optional
+
+from . import Pipeline, load, make_params
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VARIANTS = ("legacy", "shim", "tf_data")
+TF_DATA_MODES = ("eager", "graph")
+
+
+@dataclasses.dataclass
+class Measurement:
+    workload: str
+    variant: str
+    ok: bool = False
+    error: Optional[str] = None
+    mode: str = ""                 # "tf1 session" | "eager" | "tf1 session (tf.data)"
+    records_per_s: Optional[float] = None
+    first_batch_s: Optional[float] = None
+    build_s: Optional[float] = None
+    peak_rss_mb: Optional[float] = None
+    batch_size: Optional[int] = None   # records in the first batch
+    batch_signature: Optional[list] = None  # [[shape, dtype], ...] of the first batch
+    batches: int = 0                   # batches measured after the first
+    records: int = 0                   # records measured after the first batch
+    steady_s: Optional[float] = None
+    input_ended: bool = False          # True: OutOfRangeError before the batch cap
+    tf_version: str = ""
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+
+def prepare(workload: str, overrides: dict, data_dir: str) -> None:
+    """Write the workload's data into data_dir (the caller decides whether it is cached)."""
+    module = load(workload)
+    module.prepare(make_params(module, overrides), data_dir)
+
+
+def _count(values) -> int:
+    """Records in one batch: the leading dimension of its first component."""
+    import tensorflow as tf
+    first = tf.nest.flatten(values)[0]
+    return int(first.shape[0]) if getattr(first, "ndim", 0) else 1
+
+
+def _signature(values) -> list:
+    """[[shape, dtype], ...] of a batch's components, to check that variants agree."""
+    import numpy as np
+    import tensorflow as tf
+    return [[list(np.shape(value)), str(np.asarray(value).dtype)]
+            for value in tf.nest.flatten(values)]
+
+
+def _as_pipeline(built) -> Pipeline:
+    return built if isinstance(built, Pipeline) else Pipeline(fetches=built)
+
+
+class _Loop:
+    """Counts batches; knows the first batch's time and when to stop."""
+
+    def __init__(self, start, max_batches):
+        self.start, self.max_batches = start, max_batches
+        self.first_batch_s = self.steady_start = self.steady_end = None
+        self.batch_size = self.signature = None
+        self.batches = self.records = 0
+
+    def add(self, values) -> bool:
+        """Record one batch; False when the cap is reached."""
+        now = time.perf_counter()
+        count = _count(values)
+        if self.first_batch_s is None:
+            self.first_batch_s, self.batch_size = now - self.start, count
+            self.signature = _signature(values)
+            self.steady_start = self.steady_end = time.perf_counter()
+            return self.max_batches > 0
+        self.batches += 1
+        self.records += count
+        self.steady_end = now
+        return self.batches < self.max_batches
+
+    def fill(self, result: Measurement):
+        result.first_batch_s, result.batch_size = self.first_batch_s, self.batch_size
+        result.batch_signature = self.signature
+        result.batches, result.records = self.batches, self.records
+        if self.steady_start is not None:
+            result.steady_s = self.steady_end - self.steady_start
+            if self.records and result.steady_s > 0:
+                result.records_per_s = self.records / result.steady_s
+
+
+def _run_session(tf, fetches, pipeline: Pipeline, loop: _Loop, out_of_range, result):
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+        if pipeline.start is not None:
+            threads = list(threads) + list(pipeline.start(sess, coord))
+        try:
+            while loop.add(sess.run(fetches)):
+                pass
+        except out_of_range:
+            result.input_ended = True
+        finally:
+            coord.request_stop()
+            if pipeline.stop is not None:
+                pipeline.stop(sess)
+        coord.join(threads, stop_grace_period_secs=10)
+
+
+def measure(workload: str, variant: str, overrides: dict, data_dir: str,
+            tf_data_mode: str = "eager") -> Measurement:
+    """Measure one variant here; exceptions propagate (the caller records them)."""
+    module = load(workload)
+    params = make_params(module, overrides)
+    result = Measurement(workload=workload, variant=variant)
+
+    if variant == "legacy":
+        import tensorflow.compat.v1 as tf
+    elif variant == "shim":
+        if ROOT not in sys.path:
+            sys.path.insert(0, ROOT)
+        import compat.v1 as tf
+    elif variant == "tf_data":
+        import tensorflow.compat.v1 as tf
+    else:
+        raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    import tensorflow as real_tf
+    result.tf_version = real_tf.__version__
+
+    graph_mode = variant != "tf_data" or tf_data_mode == "graph"
+    if graph_mode:
+        tf.disable_v2_behavior()  # first, as TF1 programs do (through the shim for "shim")
+    loaded = module.load(params, data_dir)
+    out_of_range = real_tf.errors.OutOfRangeError
+
+    if variant == "tf_data" and not graph_mode:
+        result.mode = "eager"
+        start = time.perf_counter()
+        dataset = module.tf_data(real_tf, loaded, params)
+        result.build_s = time.perf_counter() - start
+        loop = _Loop(start, params.batches)
+        for batch in dataset:  # iter() (the iterator's creation) counts toward first batch
+            if not loop.add([component.numpy() for component in real_tf.nest.flatten(batch)]):
+                break
+        else:
+            result.input_ended = True
+    else:
+        with tf.Graph().as_default():
+            start = time.perf_counter()
+            if variant == "tf_data":
+                result.mode = "graph (tf1 session)"
+                dataset = module.tf_data(real_tf, loaded, params)
+                pipeline = Pipeline(tf.data.make_one_shot_iterator(dataset).get_next())
+            else:
+                result.mode = "tf1 session"
+                pipeline = _as_pipeline(module.build(tf, loaded, params))
+            result.build_s = time.perf_counter() - start
+            loop = _Loop(start, params.batches)
+            _run_session(tf, pipeline.fetches, pipeline, loop, out_of_range, result)
+
+    loop.fill(result)
+    if loop.first_batch_s is None:
+        raise RuntimeError("the pipeline produced no batch (input ended before the first)")
+    result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result.ok = True
+    return result
