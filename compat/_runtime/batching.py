@@ -128,10 +128,13 @@ def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
     return inferred
 
 
-def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer):
-    """Dataset of single input elements (a tuple per element) for one list of tensors."""
+def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer, threads=1):
+    """Dataset of single input elements (a tuple per element) for one list of tensors.
+
+    threads: TF1's enqueue threads for it, which compute that many elements at once."""
     keep_per_row = keep_input.shape.ndims == 1
-    dataset = element_source.element_source((tuple(tensor_list), keep_input), api, consumer).computed()
+    dataset = element_source.element_source(
+        (tuple(tensor_list), keep_input), api, consumer).computed(parallelism=threads)
     if keep_per_row:
         dataset = dataset.flat_map(
             lambda values, keep: tf.data.Dataset.from_tensor_slices((values, keep)))
@@ -271,7 +274,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         def elements():
             return shuffled(_interleaved([
                 _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
-                              default_name, consumer)
+                              default_name, consumer, num_threads)
                 for tensor_list, consumer in zip(tensor_list_list, consumers)]))
 
         def batch_of(dataset, size):

@@ -44,7 +44,12 @@ class ReaderBase:
         """`work_units.flat_map(records_of)`, counted when the counters are in use."""
         if self._counting:
             return self._counters.counted_stream(work_units, records_of)
+        if self._record_of_unit is not None and records_of == self._records:
+            return work_units.map(self._record_of_unit)  # a dataset per unit costs ~20 us
         return work_units.flat_map(lambda unit: records_of(unit, None))
+
+    # For a reader giving exactly one (key, value) per work unit: that pair, from the unit.
+    _record_of_unit = None
 
     def _count(self):
         """Start counting: pipelines built before now are traced again, counting."""
@@ -170,6 +175,10 @@ class WholeFileReader(ReaderBase):
     def __init__(self, name=None):
         super().__init__(None)
         self._name = name or "WholeFileReader"
+
+    @staticmethod
+    def _record_of_unit(filename):
+        return filename, tf.io.read_file(filename)
 
     def _records(self, work_unit, count_records):
         return record_sources.whole_file_records(work_unit, count_records=count_records)
