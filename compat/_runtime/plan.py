@@ -61,8 +61,9 @@ class Stage:
         components (a bare tensor for one), or None where it cannot save work.
     pulls_from_kernel: the dataset takes each element from a TF queue kernel when asked (a
         fed queue's dequeue), so its consumers share the elements without an owner.
-    on_demand: the stage is a dequeue: its own iterator takes elements only when run (no
-        prefetch, which would strand elements that other dequeues of the queue should get).
+    on_demand: whether the stage's own iterator must take elements only when run (no
+        prefetch, which would strand elements that other dequeues of a shared queue should
+        get): a bool, or a callable asked each time the stage is built.
     """
 
     dataset_factory: Callable[[], tf.data.Dataset]
@@ -71,7 +72,10 @@ class Stage:
     name: str
     part_factory: Callable[[tuple], tf.data.Dataset | None] | None = None
     pulls_from_kernel: bool = False
-    on_demand: bool = False
+    on_demand: bool | Callable[[], bool] = False
+
+    def takes_on_demand(self) -> bool:
+        return self.on_demand() if callable(self.on_demand) else self.on_demand
 
     @property
     def iterator_op(self) -> tf.Operation:
@@ -164,7 +168,7 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     graph = tf.compat.v1.get_default_graph()
     with _building(graph) as owners:
         dataset = dataset_factory()
-        if on_demand:
+        if on_demand() if callable(on_demand) else on_demand:
             dataset = dataset.with_options(on_demand_options())
         with tf.control_dependencies(_sorted_ops(owners)):
             iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
@@ -244,7 +248,7 @@ def _own_dataset(stage: Stage) -> tf.data.Dataset:
         return _refusing(stage)
     else:
         dataset = stage.dataset_factory()
-    return dataset.with_options(on_demand_options()) if stage.on_demand else dataset
+    return dataset.with_options(on_demand_options()) if stage.takes_on_demand() else dataset
 
 
 def _refusing(stage: Stage) -> tf.data.Dataset:

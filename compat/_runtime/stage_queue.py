@@ -83,4 +83,6 @@ class StageQueue:
 
     def _register(self, transform, name):
         elements = self.new_consumer()
-        return plan.register(lambda: transform(elements()), name, on_demand=True)
+        # A dequeue of a queue that others dequeue too takes elements only when run.
+        return plan.register(lambda: transform(elements()), name,
+                             on_demand=lambda: plan.owner_of(self) is not None)
