@@ -22,6 +22,10 @@ def _work_units(queue, api):
     return new_consumer()
 
 
+# Files a TFRecord reader opens with one reader op when only values are read.
+_FILES_PER_READER = 64
+
+
 class ReaderBase:
     """Base of the shim's readers; a subclass says how one work unit becomes records.
 
@@ -50,6 +54,8 @@ class ReaderBase:
 
     # For a reader giving exactly one (key, value) per work unit: that pair, from the unit.
     _record_of_unit = None
+    # For a reader that can read the values of a vector of work units with one dataset.
+    _values_of_units = None
 
     def _count(self):
         """Start counting: pipelines built before now are traced again, counting."""
@@ -82,6 +88,10 @@ class ReaderBase:
         def values_alone(components):
             if components != (1,) or not self._reads_values_alone:
                 return None
+            if not self._counting and self._values_of_units is not None:
+                # One reader op per group of files: a dataset per small file costs more than
+                # its records (a group's files are read in order, errors where TF1 has them).
+                return work_units().batch(_FILES_PER_READER).flat_map(self._values_of_units)
             return self._records_of(
                 work_units(), lambda unit, count_records: self._records(
                     unit, count_records, with_keys=False))
@@ -142,6 +152,9 @@ class TFRecordReader(ReaderBase):
     def _records(self, work_unit, count_records, with_keys=True):
         return record_sources.tfrecord_records(work_unit, self._compression_type,
                                                count_records=count_records, with_keys=with_keys)
+
+    def _values_of_units(self, filenames):
+        return tf.data.TFRecordDataset(filenames, compression_type=self._compression_type)
 
 
 class TextLineReader(ReaderBase):

@@ -137,3 +137,58 @@ def test_eager_mode_raises_tf1s_error_types(legacy, shim):
             tf1.train.string_input_producer(["a"])
         with pytest.raises(ValueError, match="eager"):
             tf1.train.batch([tf.constant(1)], batch_size=2)
+
+
+def _values_until_error(tf, build):
+    """The batches delivered before the pipeline failed, and the error (None at the end)."""
+    import tensorflow as tf_root
+    values = []
+    with tf_root.Graph().as_default():
+        batch = build(tf)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            error = None
+            try:
+                while True:
+                    values.append(sess.run(batch).tolist())
+            except tf_root.errors.OutOfRangeError:
+                pass
+            except tf_root.errors.OpError as raised:
+                error = raised
+            coord.request_stop()
+            try:
+                coord.join(threads, stop_grace_period_secs=10)
+            except tf_root.errors.OpError as raised:
+                error = error or raised
+    return values, error
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt"])
+def test_many_files_fail_after_the_records_before_the_bad_one(tmp_path, damage, legacy, shim):
+    import tensorflow as tf
+    paths = []
+    for index in range(5):
+        path = tmp_path / f"part-{index}.tfrecord"
+        with tf.io.TFRecordWriter(str(path)) as writer:
+            for record in range(3):
+                writer.write(b"file %d record %d" % (index, record))
+        paths.append(str(path))
+    if damage == "missing":
+        (tmp_path / "part-3.tfrecord").unlink()
+    else:
+        data = bytearray((tmp_path / "part-3.tfrecord").read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (tmp_path / "part-3.tfrecord").write_bytes(bytes(data))
+
+    def build(tf):
+        queue = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
+        _, value = tf.TFRecordReader().read(queue)  # values alone: files read in groups
+        return tf.train.batch([value], batch_size=1)
+
+    expected_values, expected_error = _values_until_error(legacy, build)
+    values, error = _values_until_error(shim, build)
+    assert expected_error is not None
+    assert type(error) is type(expected_error)
+    assert values == expected_values
