@@ -74,9 +74,6 @@ class Stage:
     pulls_from_kernel: bool = False
     on_demand: bool | Callable[[], bool] = False
 
-    def takes_on_demand(self) -> bool:
-        return self.on_demand() if callable(self.on_demand) else self.on_demand
-
     @property
     def iterator_op(self) -> tf.Operation:
         """The one-shot iterator the stage's get_next reads."""
@@ -167,9 +164,7 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     part_factory, on_demand: see `Stage`."""
     graph = tf.compat.v1.get_default_graph()
     with _building(graph) as owners:
-        dataset = dataset_factory()
-        if on_demand() if callable(on_demand) else on_demand:
-            dataset = dataset.with_options(on_demand_options())
+        dataset = _taken_as(dataset_factory(), on_demand)
         with tf.control_dependencies(_sorted_ops(owners)):
             iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
             element = iterator.get_next(name=name)
@@ -202,7 +197,7 @@ _build_frames = threading.local()
 @contextlib.contextmanager
 def _building(graph):
     """Build a stage's dataset: yields the set of owners its pipeline pulls from (see
-    `_pulled`), filled as the dataset is built."""
+    `pulled`), filled as the dataset is built."""
     frames = _build_frames.__dict__.setdefault("frames", [])
     frames.append(set())
     try:
@@ -248,7 +243,14 @@ def _own_dataset(stage: Stage) -> tf.data.Dataset:
         return _refusing(stage)
     else:
         dataset = stage.dataset_factory()
-    return dataset.with_options(on_demand_options()) if stage.takes_on_demand() else dataset
+    return _taken_as(dataset, stage.on_demand)
+
+
+def _taken_as(dataset, on_demand) -> tf.data.Dataset:
+    """The dataset, taking elements only when asked if `on_demand` (see `Stage`) says so."""
+    if on_demand() if callable(on_demand) else on_demand:
+        return dataset.with_options(on_demand_options())
+    return dataset
 
 
 def _refusing(stage: Stage) -> tf.data.Dataset:
