@@ -10,7 +10,7 @@ from conftest import tf_real
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(600)]
 
-PIPELINES = 30
+PIPELINES = 50
 
 
 def _build_and_run(tf, path):
