@@ -28,7 +28,9 @@ def pytest_generate_tests(metafunc):
     """Tests that use `tf_behavior` run once per behaviour; eager-only tests under TF2 alone
     (`disable_v2_behavior()` turns eager execution off for the whole process)."""
     if "tf_behavior" in metafunc.fixturenames:
-        modes = ("tf2",) if metafunc.definition.get_closest_marker("eager") else ("tf1", "tf2")
+        # TF2 first: the process then switches once, to TF1 behaviour, as a TF1 program does
+        # at its start, and is never switched back (older TFs do not fully come back).
+        modes = ("tf2",) if metafunc.definition.get_closest_marker("eager") else ("tf2", "tf1")
         metafunc.parametrize("tf_behavior", modes, indirect=True, scope="session")
 
 

@@ -25,7 +25,7 @@ def python_functions(tf):
     index = _index(tf)
     tripled = tf.py_func(lambda value: np.int64(value) * 3, [index], tf.int64, stateful=False)
     in_cond = tf.cond(index % 2 > 0,
-                      lambda: tf.py_func(lambda v: np.float32(v) / 3, [index], tf.float32),
+                      lambda: tf.py_func(lambda v: np.float32(v) / np.float32(3), [index], tf.float32),
                       lambda: tf.cast(index, tf.float32))
     eager = tf.py_function(lambda v: v * 7, [index], tf.int32)
     for tensor in (tripled, in_cond, eager):
