@@ -2,9 +2,10 @@
 
 TF1 programs call `tf.disable_v2_behavior()` (v1 control flow: Switch/Merge, Enter/Exit;
 ref variables; v1 shapes and datasets); TF2 code builds graphs with v2 control flow (If,
-While). Every runtime test runs under both. The switch calls TF's own
-`disable_v2_behavior()`; going back calls `enable_v2_behavior()`, after forgetting the
-global default graph that TF would otherwise refuse to leave (tests build their own graphs).
+While). Every runtime test runs under both: the TF2 tests first, then the process switches once with
+TF's own `disable_v2_behavior()`, as a TF1 program does at its start. Going back (only if
+pytest interleaves the two) calls `enable_v2_behavior()` after forgetting the global default
+graph that TF would otherwise refuse to leave (tests build their own graphs).
 """
 import tensorflow as tf
 from tensorflow.python.framework import ops
