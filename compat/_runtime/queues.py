@@ -126,7 +126,6 @@ class QueueBase(data_flow_ops.QueueBase):
         self._mode = None
         self._why_fed = ""
         self._stream: _CompiledStream | None = None
-        self._consumer_created = False
 
     @property
     def compiled(self) -> bool:
