@@ -151,7 +151,7 @@ def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer, 
     return dataset
 
 
-def _shuffle_buffer(capacity, min_after_dequeue, batch_size):
+def _shuffle_buffer(capacity, min_after_dequeue, static_batch_size):
     """The shuffle buffer of a shuffle_batch: what TF1's dequeue_many samples from.
 
     TF1's RandomShuffleQueue hands out a batch once it holds min_after_dequeue + batch_size
@@ -160,10 +160,9 @@ def _shuffle_buffer(capacity, min_after_dequeue, batch_size):
     prefetch). So the first batch comes when TF1's does, and the j-th output is still among
     the first j + capacity inputs.
     """
-    size = _static_batch_size(batch_size)
-    if size is None:
+    if static_batch_size is None:  # fed per run
         return capacity
-    return max(1, min(capacity, min_after_dequeue + size))
+    return max(1, min(capacity, min_after_dequeue + static_batch_size))
 
 
 def _static_batch_size(batch_size):
@@ -248,6 +247,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         if shuffle is None:  # a shuffle queue's summary divides by capacity-min_after_dequeue
             arguments.require_capacity(capacity, default_name, ZeroDivisionError)
         arguments.require_batch_size(batch_size, default_name)
+        static_batch_size = _static_batch_size(batch_size)
         # TF1's RandomShuffleQueue draws its seed here; draw it at the same point.
         shuffle_seed = plan.op_seeds(shuffle[1]) if shuffle is not None else None
 
@@ -263,7 +263,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             if negative_minimum is not None:  # TF1's queue op rejects it on the first run
                 return arguments.fails_when_run(dataset, negative_minimum)
             deterministic = shuffle_seed != (0, 0)
-            return dataset.shuffle(_shuffle_buffer(capacity, shuffle[0], batch_size),
+            return dataset.shuffle(_shuffle_buffer(capacity, shuffle[0], static_batch_size),
                                    seed=shuffle_seed[1] if deterministic else None)
 
         # One TF1 enqueue op per entry: entries reading one stage share its elements.
@@ -295,7 +295,6 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
                 dataset = batch_of(elements(), static_batch_size)
             return dataset.prefetch(_PREFETCH_BATCHES)
 
-        static_batch_size = _static_batch_size(batch_size)
         if static_batch_size is None:
             dequeued = plan.batches_of_fed_size(elements, batch_of, batch_size, scope.rstrip("/"))
         else:
