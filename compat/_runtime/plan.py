@@ -37,13 +37,17 @@ from typing import Callable
 
 import tensorflow as tf
 from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
+from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.ops import map_op as _map_op
+from tensorflow.python.framework import func_graph as _func_graph
 from tensorflow.python.ops import gen_dataset_ops
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import control_flow_util as _control_flow_util
+
+from compat._runtime import graph_hooks
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ class _GraphPlan:
         self.streams: dict = {}  # stream key -> the stream (a Stage or a queue of stages)
         self.consumers: dict = {}  # stream key -> consumer keys
         self.owners: dict = {}  # stream key -> _Owner of a shared stream
+        # stages and owners to trace before the graph runs: key -> Stage | _Owner
+        self.unbuilt: dict = {}
 
 
 def _plan_of(graph, create=False) -> _GraphPlan | None:
@@ -158,11 +164,20 @@ def _shim_control_flow_v2():
 
 
 def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None,
-             on_demand=False):
+             on_demand=False, element_spec=None):
     """Create a stage; return the structure user code consumes (the iterator's next element).
 
-    part_factory, on_demand: see `Stage`."""
+    part_factory, on_demand: see `Stage`. element_spec: the elements' spec, for a stage whose
+    factory cannot fail; given it, the dataset is traced only when a Session first runs the
+    graph (see `build_pending`), once its consumers are known."""
     graph = tf.compat.v1.get_default_graph()
+    if element_spec is not None and _defers(graph):
+        element = _unbuilt_iterator(graph, element_spec).get_next(name=name)
+        stage = Stage(dataset_factory, _get_next_op_of(tf.nest.flatten(element, expand_composites=True)),
+                      element_spec, name, part_factory, on_demand=on_demand)
+        add_stage(stage)
+        _rebuild(stage)
+        return element
     with _building(graph) as owners:
         dataset = _taken_as(dataset_factory(), on_demand)
         with tf.control_dependencies(_sorted_ops(owners)):
@@ -173,6 +188,62 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory,
                     on_demand=on_demand))
     return element
+
+
+def _defers(graph) -> bool:
+    """Whether pipelines of `graph` are traced when it is first used (see `graph_hooks`),
+    rather than as they are built: in a graph a Session runs, not in a function's graph,
+    which is traced once, now."""
+    return not isinstance(graph, _func_graph.FuncGraph)
+
+
+def _unbuilt_iterator(graph, element_spec):
+    """A one-shot iterator of `element_spec` whose dataset is set by `_build_stage`; its
+    stand-in factory fails, naming the cause, if the graph ever runs without it."""
+    factory = getattr(graph, "_compat_unbuilt_factory", None)
+    if factory is None:
+        @legacy_function.Defun()
+        def factory():
+            unbuilt = tf.debugging.Assert(tf.constant(False), [
+                "compat.v1: this pipeline was not built before its graph ran (a graph run "
+                "in a way compat.v1 does not see; please report it)"])
+            with tf.control_dependencies([unbuilt]):
+                return tf.data.Dataset.from_tensors(0)._variant_tensor  # pylint: disable=protected-access
+        with graph.as_default():
+            factory.add_to_graph(graph)
+        graph._compat_unbuilt_factory = factory  # pylint: disable=protected-access
+    legacy = lambda method: tf.nest.map_structure(  # noqa: E731
+        lambda spec: getattr(spec, method)(), element_spec)
+    handle = gen_dataset_ops.one_shot_iterator(
+        dataset_factory=factory,
+        output_types=_structure.get_flat_tensor_types(element_spec),
+        output_shapes=_structure.get_flat_tensor_shapes(element_spec))
+    return _iterator_ops.Iterator(handle, None, legacy("_to_legacy_output_types"),
+                                  legacy("_to_legacy_output_shapes"),
+                                  legacy("_to_legacy_output_classes"))
+
+
+def build_pending(graph) -> None:
+    """Trace the graph's pipelines not traced yet (or traced before their consumers were all
+    known). Called before the graph runs, is finalized or written out (`graph_hooks`)."""
+    plan = _plan_of(graph)
+    if plan is None or not plan.unbuilt:
+        return
+    was_finalized = graph.finalized
+    if was_finalized:
+        graph._unsafe_unfinalize()  # pylint: disable=protected-access
+    try:
+        with graph.as_default(), graph.control_dependencies(None), \
+                tf.compat.v1.name_scope(None):
+            while plan.unbuilt:
+                _, unbuilt = plan.unbuilt.popitem()
+                if isinstance(unbuilt, _Owner):
+                    unbuilt.build()
+                else:
+                    _build_stage(unbuilt)
+    finally:
+        if was_finalized:
+            graph.finalize()
 
 
 def on_demand_options() -> tf.data.Options:
@@ -213,7 +284,16 @@ def _sorted_ops(ops):
 
 
 def _rebuild(stage: Stage) -> None:
-    """Point the stage's iterator at its dataset traced anew (consumers changed)."""
+    """Point the stage's iterator at its dataset traced anew (consumers changed), when the
+    graph is next run (see `build_pending`)."""
+    graph = stage.get_next_op.graph
+    if _defers(graph):
+        _plan_of(graph).unbuilt[_stream_key(stage)] = stage
+        return
+    _build_stage(stage)
+
+
+def _build_stage(stage: Stage) -> None:
     graph = stage.get_next_op.graph
     with _building(graph) as owners:
         dataset = _own_dataset(stage)
@@ -367,6 +447,13 @@ class _Owner:
 
     def rebuild(self) -> None:
         graph = self.init_op.graph
+        if _defers(graph):
+            _plan_of(graph).unbuilt[("owner", self.shared_name)] = self
+            return
+        self.build()
+
+    def build(self) -> None:
+        graph = self.init_op.graph
         with _building(graph) as owners:
             fresh = self._initializer(_all_elements(self.stream), self.shared_name)
         self.init_op._set_attr(  # pylint: disable=protected-access
@@ -462,3 +549,6 @@ def _get_next_op_of(flat_tensors) -> tf.Operation:
         if op.type in ("IteratorGetNext", "IteratorGetNextSync"):
             return op
     raise AssertionError("get_next() produced no IteratorGetNext op")
+
+
+graph_hooks.install(build_pending)

@@ -22,6 +22,10 @@ def _work_units(queue, api):
     return new_consumer()
 
 
+# What a reader's read and read_up_to give: (key, value) and (keys, values).
+_STRING = tf.TensorSpec([], tf.string)
+_STRINGS = tf.TensorSpec([None], tf.string)
+
 # Files a TFRecord reader opens with one reader op when only values are read.
 _FILES_PER_READER = 64
 
@@ -96,7 +100,8 @@ class ReaderBase:
                 work_units(), lambda unit, count_records: self._records(
                     unit, count_records, with_keys=False))
 
-        key, value = plan.register(records, name or "ReaderReadV2", part_factory=values_alone)
+        key, value = plan.register(records, name or "ReaderReadV2", part_factory=values_alone,
+                                   element_spec=(_STRING, _STRING))
         return key, value
 
     def read_up_to(self, queue, num_records, name=None):
@@ -109,7 +114,8 @@ class ReaderBase:
                 lambda unit, count_records: record_sources.records_up_to(
                     self._records(unit, count_records), num_records))
 
-        keys, values = plan.register(records_up_to, name or "ReaderReadUpToV2")
+        keys, values = plan.register(records_up_to, name or "ReaderReadUpToV2",
+                                     element_spec=(_STRINGS, _STRINGS))
         return keys, values
 
     def num_records_produced(self, name=None):
