@@ -25,6 +25,13 @@ its owner (a control dependency), and consumers created before the stream became
 are rebuilt (their iterators are pointed at freshly traced datasets). A stage with one consumer that copied it refuses a direct fetch of its own
 tensors, which would otherwise see copies of the elements its consumer sees.
 
+When pipelines are traced. A stage whose element spec is known without its dataset (a
+reader's) is traced only when its graph is first run, finalized or written out
+(`build_pending`, called through `graph_hooks`), and so are stages whose consumers changed:
+each pipeline is traced once, for the consumers it finally has. Stages whose building can
+raise TF1's construction errors (batching, lifting the user's ops) are traced as they are
+built, so the errors come from the call that TF1 raises them from.
+
 The plan of a graph lives on the graph, so both are freed together.
 """
 from __future__ import annotations
@@ -172,17 +179,17 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     graph (see `build_pending`), once its consumers are known."""
     graph = tf.compat.v1.get_default_graph()
     if element_spec is not None and _defers(graph):
-        element = _unbuilt_iterator(graph, element_spec).get_next(name=name)
+        element = _next_of(_unbuilt_iterator(graph, element_spec), name, blocking=False)
         stage = Stage(dataset_factory, _get_next_op_of(tf.nest.flatten(element, expand_composites=True)),
                       element_spec, name, part_factory, on_demand=on_demand)
         add_stage(stage)
         _rebuild(stage)
         return element
-    with _building(graph) as owners:
+    with _building(graph) as frame:
         dataset = _taken_as(dataset_factory(), on_demand)
-        with tf.control_dependencies(_sorted_ops(owners)):
+        with tf.control_dependencies(_sorted_ops(frame.owners)):
             iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
-            element = iterator.get_next(name=name)
+            element = _next_of(iterator, name, blocking=not frame.waits_on_runs)
     flat = tf.nest.flatten(element, expand_composites=True)
     get_next_op = _get_next_op_of(flat)
     add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory,
@@ -246,6 +253,22 @@ def build_pending(graph) -> None:
             graph.finalize()
 
 
+def _next_of(iterator, name, blocking):
+    """The iterator's next element. `blocking`: with IteratorGetNextSync, which waits on the
+    Session's thread instead of handing over to another thread and back (TF's get_next):
+    ~40 us less per run, which a pipeline that runs once per step (PTB) feels. Only for a
+    pipeline that cannot wait for another Session run: with all of the Session's threads
+    waiting, a fed queue's enqueue could never run."""
+    if not blocking:
+        return iterator.get_next(name=name)
+    resource = iterator._iterator_resource  # pylint: disable=protected-access
+    spec = iterator.element_spec
+    flat = gen_dataset_ops.iterator_get_next_sync(
+        resource, output_types=_structure.get_flat_tensor_types(spec),
+        output_shapes=_structure.get_flat_tensor_shapes(spec), name=name)
+    return _structure.from_compatible_tensor_list(spec, flat)
+
+
 def on_demand_options() -> tf.data.Options:
     """Options for a pipeline that takes elements exactly when asked: a prefetched element
     would be stranded when its consumer stops, and missing from the queue's other consumers."""
@@ -265,18 +288,37 @@ def add_stage(stage: Stage) -> None:
 _build_frames = threading.local()
 
 
+class _Frame:
+    """What building one dataset found out about it."""
+
+    def __init__(self):
+        self.owners: set = set()  # the owners of shared streams it pulls from (see `pulled`)
+        # whether its elements can wait for a Session run (a fed queue's enqueue, see
+        # `waits_on_session_runs`)
+        self.waits_on_runs = False
+
+
 @contextlib.contextmanager
 def _building(graph):
-    """Build a stage's dataset: yields the set of owners its pipeline pulls from (see
-    `pulled`), filled as the dataset is built."""
+    """Build a stage's dataset: yields its `_Frame`, filled as the dataset is built."""
     frames = _build_frames.__dict__.setdefault("frames", [])
-    frames.append(set())
+    frames.append(_Frame())
     try:
         with graph.as_default(), seed_counter_preserved(graph), _without_autograph(), \
                 _shim_control_flow_v2():
             yield frames[-1]
     finally:
-        frames.pop()
+        frame = frames.pop()
+        if frames and frame.waits_on_runs:
+            frames[-1].waits_on_runs = True
+
+
+def waits_on_session_runs() -> None:
+    """Note that the dataset being built takes elements from a queue kernel that Session runs
+    fill (a fed queue): its consumers must not hold a Session's threads while they wait."""
+    frames = _build_frames.__dict__.get("frames")
+    if frames:
+        frames[-1].waits_on_runs = True
 
 
 def _sorted_ops(ops):
@@ -295,13 +337,15 @@ def _rebuild(stage: Stage) -> None:
 
 def _build_stage(stage: Stage) -> None:
     graph = stage.get_next_op.graph
-    with _building(graph) as owners:
+    with _building(graph) as frame:
         dataset = _own_dataset(stage)
         fresh = tf.compat.v1.data.make_one_shot_iterator(dataset)
+    if frame.waits_on_runs and stage.get_next_op.type == "IteratorGetNextSync":
+        raise AssertionError(f"{stage.name}: built to block, now reads a fed queue")
     fresh_op = tf.nest.flatten(fresh._iterator_resource)[0].op  # pylint: disable=protected-access
     stage.iterator_op._set_attr(  # pylint: disable=protected-access
         "dataset_factory", fresh_op.node_def.attr["dataset_factory"])
-    _run_after(owners, [stage.iterator_op, stage.get_next_op])
+    _run_after(frame.owners, [stage.iterator_op, stage.get_next_op])
 
 
 def _run_after(owner_ops, ops) -> None:
@@ -411,15 +455,18 @@ class _Owner:
         self.init_op = init_op
         self.shared_name = shared_name
         self.element_spec = element_spec
+        self.waits_on_runs = False  # see `_Frame`
 
     @classmethod
     def create(cls, stream, graph):
         shared_name = f"compat_stream_{uuid.uuid4().hex}"
-        with _building(graph) as owners:
+        with _building(graph) as frame:
             dataset = _all_elements(stream)
             init_op = cls._initializer(dataset, shared_name)
-        _run_after(owners, [init_op])
-        return cls(stream, init_op, shared_name, dataset.element_spec)
+        _run_after(frame.owners, [init_op])
+        owner = cls(stream, init_op, shared_name, dataset.element_spec)
+        owner.waits_on_runs = frame.waits_on_runs
+        return owner
 
     @staticmethod
     def _initializer(dataset, shared_name) -> tf.Operation:
@@ -454,11 +501,11 @@ class _Owner:
 
     def build(self) -> None:
         graph = self.init_op.graph
-        with _building(graph) as owners:
+        with _building(graph) as frame:
             fresh = self._initializer(_all_elements(self.stream), self.shared_name)
         self.init_op._set_attr(  # pylint: disable=protected-access
             "dataset_factory", fresh.node_def.attr["dataset_factory"])
-        _run_after(owners, [self.init_op])
+        _run_after(frame.owners, [self.init_op])
 
 
 def owner_of(stream) -> _Owner | None:
@@ -481,7 +528,8 @@ def pulled(owner: _Owner) -> tf.data.Dataset:
     for one; ends where the stream ends."""
     frames = _build_frames.__dict__.get("frames")
     if frames:
-        frames[-1].add(owner.init_op)
+        frames[-1].owners.add(owner.init_op)
+        frames[-1].waits_on_runs |= owner.waits_on_runs
     spec = owner.element_spec
     attrs = dict(shared_name=owner.shared_name, container="",
                  output_types=_structure.get_flat_tensor_types(spec),

@@ -297,6 +297,7 @@ class QueueBase(data_flow_ops.QueueBase):
         None when the kernel cannot be found by name."""
         if not self._kernel_findable():
             return None
+        plan.waits_on_session_runs()
         kernel_op = self.queue_ref.op
 
         def dequeue_in_function(_):

@@ -6,6 +6,7 @@ depends on thread timing in TF1, so streams are compared by what TF1 guarantees:
 element exactly once over all consumers; where one consumer reads alone, bit for bit.
 """
 import collections
+import threading
 
 import numpy as np
 import pytest
@@ -178,3 +179,43 @@ def test_batch_size_known_at_construction_is_exact(legacy, shim, batch_size):
         return tf.train.batch([value], size, allow_smaller_final_batch=True)
 
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+def _batches_of_a_fed_queue(tf, values=30, batch_size=4):
+    """A feeder thread fills a FIFOQueue one run at a time while the main thread takes
+    batches of it, in a Session with ONE inter-op thread: a batch that held the Session's
+    thread while waiting for elements would keep the enqueue from ever running."""
+    with tf_real.Graph().as_default():
+        value = tf.placeholder(tf.int64, [])
+        queue = tf.FIFOQueue(8, [tf.int64], shapes=[[]])
+        enqueue, close = queue.enqueue([value]), queue.close()
+        batch = tf.train.batch([queue.dequeue()], batch_size=batch_size,
+                               allow_smaller_final_batch=True)
+        config = tf.ConfigProto(inter_op_parallelism_threads=1)
+        with tf.Session(config=config) as sess:
+            coord = tf.train.Coordinator()
+            runners = tf.train.start_queue_runners(sess=sess, coord=coord)
+
+            def feed():
+                for index in range(values):
+                    sess.run(enqueue, {value: index})
+                sess.run(close)
+            feeder = threading.Thread(target=feed, daemon=True)
+            feeder.start()
+            batches = []
+            try:
+                while True:
+                    batches.append(sess.run(batch).tolist())
+            except tf.errors.OutOfRangeError:
+                pass
+            feeder.join()
+            coord.request_stop()
+            coord.join(runners)
+    return batches
+
+
+@pytest.mark.timeout(120)
+def test_batches_of_a_fed_queue_leave_the_session_thread_to_the_feeder(legacy, shim):
+    expected = _batches_of_a_fed_queue(legacy)
+    assert sum(len(batch) for batch in expected) == 30
+    assert _batches_of_a_fed_queue(shim) == expected
