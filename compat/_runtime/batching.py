@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from compat._runtime import arguments, element_source, plan, vectorize
+from compat._runtime import arguments, build_context, element_source, plan, vectorize
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -249,7 +249,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         arguments.require_batch_size(batch_size, default_name)
         static_batch_size = _static_batch_size(batch_size)
         # TF1's RandomShuffleQueue draws its seed here; draw it at the same point.
-        shuffle_seed = plan.op_seeds(shuffle[1]) if shuffle is not None else None
+        shuffle_seed = build_context.op_seeds(shuffle[1]) if shuffle is not None else None
 
         drop_remainder = not allow_smaller_final_batch
         vectorizable = (len(tensor_list_list) == 1 and not enqueue_many and not dynamic_pad

@@ -36,25 +36,19 @@ The plan of a graph lives on the graph, so both are freed together.
 """
 from __future__ import annotations
 
-import contextlib
-import threading
 import uuid
 from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
-from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
-from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import func_graph as _func_graph
 from tensorflow.python.ops import gen_dataset_ops
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
-from tensorflow.python.framework import random_seed as _random_seed
-from tensorflow.python.ops import control_flow_util as _control_flow_util
 
-from compat._runtime import graph_hooks
+from compat._runtime import build_context, graph_hooks, stage_iterators
 
 
 @dataclass(frozen=True)
@@ -120,56 +114,6 @@ def stage_of(op: tf.Operation) -> Stage | None:
     return None if plan is None else plan.stages.get(op.name)
 
 
-@contextlib.contextmanager
-def seed_counter_preserved(graph: tf.Graph):
-    """Keep ops the shim builds from advancing the graph's op-seed counter.
-
-    With a graph seed set and no op seed, TF derives each random op's seed from a per-graph
-    counter (`random_seed.get_seed`). TF1's queue functions advance it a fixed number of times;
-    the shim advances it exactly as often (explicitly) and no more, so every later user op gets
-    the seed it would get under TF1 and seeded pipelines stay bit-identical.
-    """
-    counters = _random_seed._graph_to_seed_dict  # pylint: disable=protected-access
-    had = graph in counters
-    saved = counters.get(graph)
-    try:
-        yield
-    finally:
-        if had:
-            counters[graph] = saved
-        else:
-            counters.pop(graph, None)
-
-
-def op_seeds(seed):
-    """The (seed, seed2) pair TF1 derives for a random op created now with op seed `seed`.
-
-    Advances the graph's op-seed counter exactly as the TF1 random op would. Zeros mean
-    "nondeterministic", as in the raw kernels.
-    """
-    seed1, seed2 = _random_seed.get_seed(seed)
-    return (seed1 or 0), (seed2 or 0)
-
-
-def _without_autograph():
-    """The shim's dataset functions are plain graph code (user ops are copied, not traced from
-    Python), so autograph's source conversion would only cost build time."""
-    return _autograph_ctx.ControlStatusCtx(status=_autograph_ctx.Status.DISABLED)
-
-
-@contextlib.contextmanager
-def _shim_control_flow_v2():
-    """The shim's own conds and loops are v2 (If, While) under either TF behaviour: one
-    compiled form for both, the one tf.data functions are built for. The user's ops are
-    imported as they are, v1 control flow included (see `lifting`)."""
-    saved = _control_flow_util.ENABLE_CONTROL_FLOW_V2
-    _control_flow_util.ENABLE_CONTROL_FLOW_V2 = True
-    try:
-        yield
-    finally:
-        _control_flow_util.ENABLE_CONTROL_FLOW_V2 = saved
-
-
 def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None,
              on_demand=False, element_spec=None):
     """Create a stage; return the structure user code consumes (the iterator's next element).
@@ -179,19 +123,22 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     graph (see `build_pending`), once its consumers are known."""
     graph = tf.compat.v1.get_default_graph()
     if element_spec is not None and _defers(graph):
-        element = _next_of(_unbuilt_iterator(graph, element_spec), name, blocking=False)
-        stage = Stage(dataset_factory, _get_next_op_of(tf.nest.flatten(element, expand_composites=True)),
-                      element_spec, name, part_factory, on_demand=on_demand)
+        iterator = stage_iterators.unbuilt_iterator(graph, element_spec)
+        element = stage_iterators.next_of(iterator, name, blocking=False)
+        get_next_op = stage_iterators.get_next_op_of(
+            tf.nest.flatten(element, expand_composites=True))
+        stage = Stage(dataset_factory, get_next_op, element_spec, name, part_factory,
+                      on_demand=on_demand)
         add_stage(stage)
         _rebuild(stage)
         return element
-    with _building(graph) as frame:
+    with build_context.building(graph) as frame:
         dataset = _taken_as(dataset_factory(), on_demand)
         with tf.control_dependencies(_sorted_ops(frame.owners)):
             iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
-            element = _next_of(iterator, name, blocking=not frame.waits_on_runs)
+            element = stage_iterators.next_of(iterator, name, blocking=not frame.waits_on_runs)
     flat = tf.nest.flatten(element, expand_composites=True)
-    get_next_op = _get_next_op_of(flat)
+    get_next_op = stage_iterators.get_next_op_of(flat)
     add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory,
                     on_demand=on_demand))
     return element
@@ -202,32 +149,6 @@ def _defers(graph) -> bool:
     rather than as they are built: in a graph a Session runs, not in a function's graph,
     which is traced once, now."""
     return not isinstance(graph, _func_graph.FuncGraph)
-
-
-def _unbuilt_iterator(graph, element_spec):
-    """A one-shot iterator of `element_spec` whose dataset is set by `_build_stage`; its
-    stand-in factory fails, naming the cause, if the graph ever runs without it."""
-    factory = getattr(graph, "_compat_unbuilt_factory", None)
-    if factory is None:
-        @legacy_function.Defun()
-        def factory():
-            unbuilt = tf.debugging.Assert(tf.constant(False), [
-                "compat.v1: this pipeline was not built before its graph ran (a graph run "
-                "in a way compat.v1 does not see; please report it)"])
-            with tf.control_dependencies([unbuilt]):
-                return tf.data.Dataset.from_tensors(0)._variant_tensor  # pylint: disable=protected-access
-        with graph.as_default():
-            factory.add_to_graph(graph)
-        graph._compat_unbuilt_factory = factory  # pylint: disable=protected-access
-    legacy = lambda method: tf.nest.map_structure(  # noqa: E731
-        lambda spec: getattr(spec, method)(), element_spec)
-    handle = gen_dataset_ops.one_shot_iterator(
-        dataset_factory=factory,
-        output_types=_structure.get_flat_tensor_types(element_spec),
-        output_shapes=_structure.get_flat_tensor_shapes(element_spec))
-    return _iterator_ops.Iterator(handle, None, legacy("_to_legacy_output_types"),
-                                  legacy("_to_legacy_output_shapes"),
-                                  legacy("_to_legacy_output_classes"))
 
 
 def build_pending(graph) -> None:
@@ -253,72 +174,9 @@ def build_pending(graph) -> None:
             graph.finalize()
 
 
-def _next_of(iterator, name, blocking):
-    """The iterator's next element. `blocking`: with IteratorGetNextSync, which waits on the
-    Session's thread instead of handing over to another thread and back (TF's get_next):
-    ~40 us less per run, which a pipeline that runs once per step (PTB) feels. Only for a
-    pipeline that cannot wait for another Session run: with all of the Session's threads
-    waiting, a fed queue's enqueue could never run."""
-    if not blocking:
-        return iterator.get_next(name=name)
-    resource = iterator._iterator_resource  # pylint: disable=protected-access
-    spec = iterator.element_spec
-    flat = gen_dataset_ops.iterator_get_next_sync(
-        resource, output_types=_structure.get_flat_tensor_types(spec),
-        output_shapes=_structure.get_flat_tensor_shapes(spec), name=name)
-    return _structure.from_compatible_tensor_list(spec, flat)
-
-
-def on_demand_options() -> tf.data.Options:
-    """Options for a pipeline that takes elements exactly when asked: a prefetched element
-    would be stranded when its consumer stops, and missing from the queue's other consumers."""
-    options = tf.data.Options()
-    options.experimental_optimization.inject_prefetch = False
-    # A fused map-and-batch computes batches ahead, pulling elements before they are asked for.
-    options.experimental_optimization.map_and_batch_fusion = False
-    options.autotune.enabled = False
-    return options
-
-
 def add_stage(stage: Stage) -> None:
     """Enter a stage whose consumer op already exists (e.g. a fed queue's dequeue)."""
     _plan_of(stage.get_next_op.graph, create=True).stages[stage.get_next_op.name] = stage
-
-
-_build_frames = threading.local()
-
-
-class _Frame:
-    """What building one dataset found out about it."""
-
-    def __init__(self):
-        self.owners: set = set()  # the owners of shared streams it pulls from (see `pulled`)
-        # whether its elements can wait for a Session run (a fed queue's enqueue, see
-        # `waits_on_session_runs`)
-        self.waits_on_runs = False
-
-
-@contextlib.contextmanager
-def _building(graph):
-    """Build a stage's dataset: yields its `_Frame`, filled as the dataset is built."""
-    frames = _build_frames.__dict__.setdefault("frames", [])
-    frames.append(_Frame())
-    try:
-        with graph.as_default(), seed_counter_preserved(graph), _without_autograph(), \
-                _shim_control_flow_v2():
-            yield frames[-1]
-    finally:
-        frame = frames.pop()
-        if frames and frame.waits_on_runs:
-            frames[-1].waits_on_runs = True
-
-
-def waits_on_session_runs() -> None:
-    """Note that the dataset being built takes elements from a queue kernel that Session runs
-    fill (a fed queue): its consumers must not hold a Session's threads while they wait."""
-    frames = _build_frames.__dict__.get("frames")
-    if frames:
-        frames[-1].waits_on_runs = True
 
 
 def _sorted_ops(ops):
@@ -337,7 +195,7 @@ def _rebuild(stage: Stage) -> None:
 
 def _build_stage(stage: Stage) -> None:
     graph = stage.get_next_op.graph
-    with _building(graph) as frame:
+    with build_context.building(graph) as frame:
         dataset = _own_dataset(stage)
         fresh = tf.compat.v1.data.make_one_shot_iterator(dataset)
     if frame.waits_on_runs and stage.get_next_op.type == "IteratorGetNextSync":
@@ -373,7 +231,7 @@ def _own_dataset(stage: Stage) -> tf.data.Dataset:
 def _taken_as(dataset, on_demand) -> tf.data.Dataset:
     """The dataset, taking elements only when asked if `on_demand` (see `Stage`) says so."""
     if on_demand() if callable(on_demand) else on_demand:
-        return dataset.with_options(on_demand_options())
+        return dataset.with_options(stage_iterators.on_demand_options())
     return dataset
 
 
@@ -455,12 +313,12 @@ class _Owner:
         self.init_op = init_op
         self.shared_name = shared_name
         self.element_spec = element_spec
-        self.waits_on_runs = False  # see `_Frame`
+        self.waits_on_runs = False  # see `build_context.Frame`
 
     @classmethod
     def create(cls, stream, graph):
         shared_name = f"compat_stream_{uuid.uuid4().hex}"
-        with _building(graph) as frame:
+        with build_context.building(graph) as frame:
             dataset = _all_elements(stream)
             init_op = cls._initializer(dataset, shared_name)
         _run_after(frame.owners, [init_op])
@@ -501,7 +359,7 @@ class _Owner:
 
     def build(self) -> None:
         graph = self.init_op.graph
-        with _building(graph) as frame:
+        with build_context.building(graph) as frame:
             fresh = self._initializer(_all_elements(self.stream), self.shared_name)
         self.init_op._set_attr(  # pylint: disable=protected-access
             "dataset_factory", fresh.node_def.attr["dataset_factory"])
@@ -526,10 +384,7 @@ def consumed(stream, copy: Callable[[], tf.data.Dataset]) -> tf.data.Dataset:
 def pulled(owner: _Owner) -> tf.data.Dataset:
     """The shared stream's elements, each taken from its iterator when this dataset is asked
     for one; ends where the stream ends."""
-    frames = _build_frames.__dict__.get("frames")
-    if frames:
-        frames[-1].owners.add(owner.init_op)
-        frames[-1].waits_on_runs |= owner.waits_on_runs
+    build_context.pulls_from(owner.init_op, owner.waits_on_runs)
     spec = owner.element_spec
     attrs = dict(shared_name=owner.shared_name, container="",
                  output_types=_structure.get_flat_tensor_types(spec),
@@ -571,7 +426,7 @@ def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Calla
     plan.streams[key] = stream
     owner = plan.owners[key] = _Owner.create(stream, graph)
     with tf.compat.v1.name_scope(None):
-        with _building(graph):
+        with build_context.building(graph):
             size = tf.cast(batch_size, tf.int64)
             dataset = batch_of(pulled(owner).take(size), size)
         types = _structure.get_flat_tensor_types(dataset.element_spec)
@@ -584,19 +439,6 @@ def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Calla
             flat = gen_dataset_ops.iterator_get_next(handle, output_types=types,
                                                      output_shapes=shapes, name=name)
     return _structure.from_tensor_list(dataset.element_spec, flat)
-
-
-def _get_next_op_of(flat_tensors) -> tf.Operation:
-    """The IteratorGetNext op behind a get_next() result (sparse parts sit one op further)."""
-    for tensor in flat_tensors:
-        op = tensor.op
-        while op.type not in ("IteratorGetNext", "IteratorGetNextSync"):
-            if not op.inputs:
-                break
-            op = op.inputs[0].op
-        if op.type in ("IteratorGetNext", "IteratorGetNextSync"):
-            return op
-    raise AssertionError("get_next() produced no IteratorGetNext op")
 
 
 graph_hooks.install(build_pending)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from compat._runtime import arguments, element_source, plan
+from compat._runtime import arguments, build_context, element_source, plan
 from compat._runtime.graph_mode import require_graph_mode
 from compat._runtime.stage_queue import StageQueue
 
@@ -69,7 +69,7 @@ def input_producer(input_tensor,
         # TF1 divides by capacity for its summary; without one, capacity 0 hangs instead.
         arguments.require_capacity(capacity, "input_producer",
                                    ValueError if summary_name is None else ZeroDivisionError)
-        shuffle_seeds = plan.op_seeds(seed) if shuffle else None
+        shuffle_seeds = build_context.op_seeds(seed) if shuffle else None
         return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds, consumer=scope),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
                           capacity=capacity, name=scope.rstrip("/"))

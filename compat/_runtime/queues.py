@@ -43,7 +43,7 @@ from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import data_flow_ops, gen_data_flow_ops
 
-from compat._runtime import element_source, lifting, plan
+from compat._runtime import build_context, element_source, lifting, plan, stage_iterators
 from compat._runtime.stage_queue import StageQueue
 
 _COMPILED = "compiled"
@@ -297,7 +297,7 @@ class QueueBase(data_flow_ops.QueueBase):
         None when the kernel cannot be found by name."""
         if not self._kernel_findable():
             return None
-        plan.waits_on_session_runs()
+        build_context.waits_on_session_runs()
         kernel_op = self.queue_ref.op
 
         def dequeue_in_function(_):
@@ -403,7 +403,7 @@ class QueueBase(data_flow_ops.QueueBase):
                 lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes))
         # Dequeue exactly when asked: a prefetched element would vanish from size() and be
         # stranded when the consumer stops.
-        elements = elements.with_options(plan.on_demand_options())
+        elements = elements.with_options(stage_iterators.on_demand_options())
         if self._names:
             return elements.map(lambda *parts: dict(zip(self._names, parts)))
         if len(self._dtypes) == 1:

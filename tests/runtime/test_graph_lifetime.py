@@ -53,3 +53,49 @@ def test_pipelines_built_in_a_loop_free_their_graphs(shim, tmp_path):
     growth = _peak_rss_mb() - rss_after_warm_up
     # Each kept graph held ~5 MB here before graphs were freed; 50 stay well under 100 MB.
     assert growth < 100, f"peak RSS grew by {growth:.0f} MB over {PIPELINES} pipelines"
+
+
+def _reader_pipeline(tf, path):
+    files = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+    key, value = tf.TFRecordReader().read(files)
+    return key, value
+
+
+def _all_records(tf, fetches, graph):
+    records = []
+    with graph.as_default(), tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+        try:
+            while True:
+                records.append(sess.run(fetches))
+        except tf_real.errors.OutOfRangeError:
+            pass
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=10)
+    return records
+
+
+def test_a_graph_written_out_before_it_runs_holds_its_pipelines(legacy, shim, tmp_path):
+    """A reader's stage is traced when its graph is first used; writing the graph out
+    (export_meta_graph, as_graph_def) is such a use, so the exported graph runs elsewhere."""
+    path = str(tmp_path / "records.tfrecord")
+    with tf_real.io.TFRecordWriter(path) as writer:
+        for index in range(5):
+            writer.write(b"record-%d" % index)
+
+    def exported_and_run(tf):
+        with tf_real.Graph().as_default():
+            key, value = _reader_pipeline(tf, path)
+            meta_graph = tf.train.export_meta_graph()
+            names = [key.name, value.name]
+        imported = tf_real.Graph()
+        with imported.as_default():
+            tf_real.compat.v1.train.import_meta_graph(meta_graph)
+        return _all_records(tf, [imported.get_tensor_by_name(name) for name in names],
+                            imported)
+
+    expected = exported_and_run(legacy)
+    assert len(expected) == 5
+    assert exported_and_run(shim) == expected

@@ -1,0 +1,110 @@
+"""The context the shim builds datasets in, and what building one finds out about it.
+
+`building(graph)` is entered around every trace of a stage's dataset: in the graph, with the
+graph's op-seed counter left as TF1 would leave it, autograph off and the shim's own control
+flow v2; it yields a `Frame` that the trace fills (the shared streams it pulls from, whether
+it waits on Session runs).
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import tensorflow as tf
+from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
+from tensorflow.python.framework import random_seed as _random_seed
+from tensorflow.python.ops import control_flow_util as _control_flow_util
+
+
+@contextlib.contextmanager
+def seed_counter_preserved(graph: tf.Graph):
+    """Keep ops the shim builds from advancing the graph's op-seed counter.
+
+    With a graph seed set and no op seed, TF derives each random op's seed from a per-graph
+    counter (`random_seed.get_seed`). TF1's queue functions advance it a fixed number of times;
+    the shim advances it exactly as often (explicitly) and no more, so every later user op gets
+    the seed it would get under TF1 and seeded pipelines stay bit-identical.
+    """
+    counters = _random_seed._graph_to_seed_dict  # pylint: disable=protected-access
+    had = graph in counters
+    saved = counters.get(graph)
+    try:
+        yield
+    finally:
+        if had:
+            counters[graph] = saved
+        else:
+            counters.pop(graph, None)
+
+
+def op_seeds(seed):
+    """The (seed, seed2) pair TF1 derives for a random op created now with op seed `seed`.
+
+    Advances the graph's op-seed counter exactly as the TF1 random op would. Zeros mean
+    "nondeterministic", as in the raw kernels.
+    """
+    seed1, seed2 = _random_seed.get_seed(seed)
+    return (seed1 or 0), (seed2 or 0)
+
+
+def _without_autograph():
+    """The shim's dataset functions are plain graph code (user ops are copied, not traced from
+    Python), so autograph's source conversion would only cost build time."""
+    return _autograph_ctx.ControlStatusCtx(status=_autograph_ctx.Status.DISABLED)
+
+
+@contextlib.contextmanager
+def _shim_control_flow_v2():
+    """The shim's own conds and loops are v2 (If, While) under either TF behaviour: one
+    compiled form for both, the one tf.data functions are built for. The user's ops are
+    imported as they are, v1 control flow included (see `lifting`)."""
+    saved = _control_flow_util.ENABLE_CONTROL_FLOW_V2
+    _control_flow_util.ENABLE_CONTROL_FLOW_V2 = True
+    try:
+        yield
+    finally:
+        _control_flow_util.ENABLE_CONTROL_FLOW_V2 = saved
+
+
+_build_frames = threading.local()
+
+
+class Frame:
+    """What building one dataset found out about it."""
+
+    def __init__(self):
+        self.owners: set = set()  # the owners of shared streams it pulls from (see `pulled`)
+        # whether its elements can wait for a Session run (a fed queue's enqueue, see
+        # `waits_on_session_runs`)
+        self.waits_on_runs = False
+
+
+@contextlib.contextmanager
+def building(graph):
+    """Build a stage's dataset: yields its `Frame`, filled as the dataset is built."""
+    frames = _build_frames.__dict__.setdefault("frames", [])
+    frames.append(Frame())
+    try:
+        with graph.as_default(), seed_counter_preserved(graph), _without_autograph(), \
+                _shim_control_flow_v2():
+            yield frames[-1]
+    finally:
+        frame = frames.pop()
+        if frames and frame.waits_on_runs:
+            frames[-1].waits_on_runs = True
+
+
+def waits_on_session_runs() -> None:
+    """Note that the dataset being built takes elements from a queue kernel that Session runs
+    fill (a fed queue): its consumers must not hold a Session's threads while they wait."""
+    frames = _build_frames.__dict__.get("frames")
+    if frames:
+        frames[-1].waits_on_runs = True
+
+
+def pulls_from(owner_op: tf.Operation, waits_on_runs: bool) -> None:
+    """Note that the dataset being built pulls from a shared stream created by `owner_op`."""
+    frames = _build_frames.__dict__.get("frames")
+    if frames:
+        frames[-1].owners.add(owner_op)
+        frames[-1].waits_on_runs |= waits_on_runs
