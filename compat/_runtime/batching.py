@@ -263,8 +263,10 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             if negative_minimum is not None:  # TF1's queue op rejects it on the first run
                 return arguments.fails_when_run(dataset, negative_minimum)
             deterministic = shuffle_seed != (0, 0)
+            # Seeded: the same order in every new pipeline, as in every new Session.
             return dataset.shuffle(_shuffle_buffer(capacity, shuffle[0], static_batch_size),
-                                   seed=shuffle_seed[1] if deterministic else None)
+                                   seed=shuffle_seed[1] if deterministic else None,
+                                   reshuffle_each_iteration=not deterministic)
 
         # One TF1 enqueue op per entry: entries reading one stage share its elements.
         consumers = [(scope, index) for index in range(len(tensor_list_list))]

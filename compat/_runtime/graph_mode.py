@@ -9,5 +9,6 @@ def require_graph_mode(api: str, error=RuntimeError) -> None:
         raise error(
             f"{api}: queue-based input pipelines need graph mode, and eager execution is "
             "enabled. Call tf.disable_v2_behavior() (or build inside "
-            "`with tf.Graph().as_default():`) to run legacy code unchanged, or use "
-            "compat.v1 queues' as_dataset() to feed eager code and Keras.")
+            "`with tf.Graph().as_default():`) to run legacy code unchanged, or hand the "
+            "pipeline-building code to TF2 as a tf.data.Dataset: "
+            "`compat.to_dataset(build)`, where build(tf) is that code taking the tf module.")

@@ -218,7 +218,11 @@ class QueueBase(data_flow_ops.QueueBase):
                 streams, tf.data.Dataset.range(len(streams)).repeat(),
                 stop_on_empty_dataset=False)
         if self._shuffle:
-            elements = elements.shuffle(self._capacity, seed=self._shuffle_seed())
+            seed = self._shuffle_seed()
+            # A seeded queue replays its order in every new pipeline, as in every new Session
+            # (e.g. each iteration of `compat.to_dataset`).
+            elements = elements.shuffle(self._capacity, seed=seed,
+                                        reshuffle_each_iteration=seed is None)
         return elements
 
     def _shuffle_seed(self):

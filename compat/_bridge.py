@@ -1,0 +1,175 @@
+"""The TF2 bridge: a legacy pipeline as an ordinary `tf.data.Dataset` (`compat.to_dataset`).
+
+`build(tf, *args, **kwargs)` runs with `compat.v1` in a private graph, so every queue call
+compiles to tf.data as in graph mode. The dataset of what `build` returned (its batches, or
+any structure computed from stage outputs) is serialized there (`DatasetToGraphV2`) and
+rebuilt in the caller's context:
+
+- eager: `DatasetFromGraph` over the serialized graph; each iteration builds new iterators,
+  so it replays from the start, as a new Session does;
+- while a `tf.function` is traced: the same op, its input behind a stateful identity
+  (`Print` that never prints), since grappler would otherwise fold the dataset into a
+  constant that cannot be serialized;
+- in a plain graph (a TF1 program): the dataset's ops imported into the graph, which a
+  one-shot iterator can capture by value.
+
+What cannot cross (its state lives in the private graph's Session, which never runs): a
+queue fed from Python, a placeholder, a lookup table or variable, a stream shared by several
+consumers. These raise `ValueError` here, naming what to change.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Callable
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.core.framework import graph_pb2, node_def_pb2, types_pb2
+from tensorflow.python.framework import tensor_util
+from tensorflow.python.data.ops import dataset_ops
+from tensorflow.python.framework import func_graph
+
+from compat._runtime import build_context, element_source, lifting, plan
+
+# Op types whose state the private graph's Session would hold (or feed): the rebuilt
+# dataset could not see it. Types -> what the user wrote.
+_CANNOT_CROSS = {
+    "Placeholder": "a tf.placeholder (nothing can feed it)",
+    "QueueDequeueV2": "a queue fed from Python",
+    "QueueDequeueManyV2": "a queue fed from Python",
+    "QueueDequeueUpToV2": "a queue fed from Python",
+    "IteratorV2": "a stream read by several consumers (e.g. two batch calls on one reader)",
+    "HashTableV2": "a lookup table (initialized by a Session)",
+    "MutableHashTableV2": "a lookup table (initialized by a Session)",
+    "VarHandleOp": "a variable (e.g. reader counters)",
+    "VariableV2": "a variable (e.g. reader counters)",
+}
+
+
+def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) -> tf.data.Dataset:
+    """Run legacy pipeline code and return its output as a `tf.data.Dataset`.
+
+    build: ``build(tf, *args, **kwargs)``, the legacy pipeline code taking the ``tf`` module
+        (``compat.v1`` is passed); returns what a TF1 program fetches (a tensor, or a tuple,
+        list or dict of them). Its elements are that structure, one per fetch.
+    graph_seed: as ``tf.set_random_seed(graph_seed)`` before ``build``: the elements are then
+        exactly those ``compat.v1`` gives in graph mode with that seed, every iteration.
+        None: unseeded, as in TF1 (every iteration draws anew).
+
+    Returns a dataset in the caller's context (eager, a ``tf.function`` being traced, or a
+    plain graph). Each iteration starts from the beginning; a finite pipeline ends.
+    Raises ValueError for what cannot leave the private graph (see the module docstring).
+    """
+    import compat.v1 as shim
+
+    graph = tf.Graph()
+    with graph.as_default():
+        if graph_seed is not None:
+            shim.set_random_seed(graph_seed)
+        with _session_only_values_refused(build):
+            structure = build(shim, *args, **kwargs)
+            # Built as a batch call builds its input: the frame tells what it reads.
+            with build_context.building(graph) as frame:
+                dataset = element_source.element_dataset(structure, "compat.to_dataset",
+                                                         consumer=("compat.to_dataset",))
+        if frame.waits_on_runs:
+            _refuse("a queue fed from Python (its enqueue runs in a Session)")
+        plan.build_pending(graph)
+        serialized = dataset._as_serialized_graph(  # pylint: disable=protected-access
+            external_state_policy=tf.data.experimental.ExternalStatePolicy.IGNORE)
+        with tf.compat.v1.Session(graph=graph) as session:
+            graph_def = graph_pb2.GraphDef.FromString(session.run(serialized))
+        element_spec = dataset.element_spec
+    _check_crossable(graph_def)
+    _divisions_by_constants_as_tf1_runs_them(graph_def)
+    return _rebuilt(graph_def, element_spec)
+
+
+@contextlib.contextmanager
+def _session_only_values_refused(build):
+    try:
+        yield
+    except lifting.LiftError as error:
+        raise ValueError(
+            f"compat.to_dataset: what {getattr(build, '__name__', 'build')} returned cannot "
+            "become a tf.data.Dataset, because it is computed from values only a Session can "
+            "give (a placeholder, a batch_size fed per run, a queue fed from Python or picked "
+            f"with QueueBase.from_list): {error}") from error
+
+
+def _refuse(what: str):
+    raise ValueError(
+        f"compat.to_dataset: the pipeline reads {what}, whose state would stay in the graph "
+        "that to_dataset builds it in. Build that part with tf.data (or constants) inside "
+        "`build`, or keep this pipeline on compat.v1 in graph mode with a Session.")
+
+
+def _check_crossable(graph_def: graph_pb2.GraphDef) -> None:
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:
+        nodes.extend(function.node_def)
+    for node in nodes:
+        if node.op in _CANNOT_CROSS:
+            _refuse(_CANNOT_CROSS[node.op])
+
+
+_FLOAT_TYPES = {types_pb2.DT_HALF, types_pb2.DT_BFLOAT16, types_pb2.DT_FLOAT, types_pb2.DT_DOUBLE}
+
+
+def _divisions_by_constants_as_tf1_runs_them(graph_def: graph_pb2.GraphDef) -> None:
+    """Rewrite `x / c` (c a floating-point constant) as `x * (1 / c)`, in place.
+
+    TF1's Session runs grappler on the user's graph, whose constant folding does exactly this
+    (`ReduceDivToReciprocalMul`), so TF1's floats are those of the multiplication. In graph
+    mode the shim gets the rewrite from the Session as well (see `lifting`); the rebuilt
+    dataset runs its functions without a Session's grappler, so the bridge applies the
+    rewrite itself. The reciprocal is rounded once, in the constant's own type, as grappler
+    folds it.
+    """
+    for function in graph_def.library.function:
+        constants = {node.name: node for node in function.node_def if node.op == "Const"}
+        added = []
+        for node in function.node_def:
+            if node.op not in ("RealDiv", "Div") or node.attr["T"].type not in _FLOAT_TYPES:
+                continue
+            divisor = node.input[1].split(":")[0]
+            if divisor.startswith("^") or divisor not in constants:
+                continue
+            value = tensor_util.MakeNdarray(constants[divisor].attr["value"].tensor)
+            reciprocal = node_def_pb2.NodeDef(name=f"{node.name}/compat_reciprocal", op="Const")
+            reciprocal.attr["dtype"].type = node.attr["T"].type
+            reciprocal.attr["value"].tensor.CopyFrom(tensor_util.make_tensor_proto(
+                (np.ones((), value.dtype) / value).astype(value.dtype)))
+            added.append(reciprocal)
+            node.op = "Mul"
+            node.input[1] = f"{reciprocal.name}:output:0"
+        function.node_def.extend(added)
+
+
+def _rebuilt(graph_def: graph_pb2.GraphDef, element_spec) -> tf.data.Dataset:
+    if tf.executing_eagerly():
+        variant = tf.raw_ops.DatasetFromGraph(graph_def=graph_def.SerializeToString())
+    elif isinstance(tf.compat.v1.get_default_graph(), func_graph.FuncGraph):
+        # first_n=0: never prints; the op is stateful, so grappler leaves the input alone.
+        unfolded = tf.raw_ops.Print(input=tf.constant(graph_def.SerializeToString()), data=[],
+                                    message="", first_n=0)
+        variant = tf.raw_ops.DatasetFromGraph(graph_def=unfolded)
+    else:
+        variant = _imported(graph_def)
+    return dataset_ops._VariantDataset(variant, element_spec)  # pylint: disable=protected-access
+
+
+def _imported(graph_def: graph_pb2.GraphDef) -> tf.Tensor:
+    """The dataset's ops imported into the current graph; returns its variant tensor.
+
+    The serialized graph marks its output with a `_Retval` node, as DatasetFromGraph reads it.
+    """
+    graph_def = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
+    (index, retval), = [(i, node) for i, node in enumerate(graph_def.node)
+                        if node.op == "_Retval"]
+    output = retval.input[0]
+    del graph_def.node[index]
+    (variant,) = tf.graph_util.import_graph_def(
+        graph_def, return_elements=[output if ":" in output else output + ":0"],
+        name="compat_to_dataset")
+    return variant
