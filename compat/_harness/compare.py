@@ -162,6 +162,23 @@ def _side_from(value, build, *, max_batches, graph_seed, timeout, role):
                     f"got {type(value).__name__}")
 
 
+def _through_to_dataset(build, graph_seed):
+    """The candidate that runs `build` through the TF2 bridge (`compat.to_dataset`)."""
+    import compat
+
+    def to_dataset():
+        return compat.to_dataset(_taking_tf(build), graph_seed=graph_seed)
+    to_dataset.__qualname__ = f"to_dataset({getattr(build, '__qualname__', 'build')})"
+    return to_dataset
+
+
+def _taking_tf(build):
+    """`build` as to_dataset calls it: ``build(tf)``, also for a build that uses a
+    module-level ``tf`` (the harness accepts both, see `runner.run_side`)."""
+    from compat._harness import runner
+    return lambda tf: runner.bind_tf(build, tf)()
+
+
 def _describe(fn) -> str:
     return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
 
@@ -177,6 +194,8 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
     build:      the legacy pipeline function: ``build(tf)`` or one using a module-level ``tf``.
                 It returns what to fetch (tensor, list, tuple, dict, SparseTensor).
     candidate:  None -> the same ``build`` under ``compat.v1`` (the shim);
+                "to_dataset" -> ``compat.to_dataset(build, graph_seed=graph_seed)``, the
+                ``build`` handed to TF2 as a tf.data.Dataset (the TF2 bridge);
                 a module -> the same ``build`` under that module (``tensorflow.compat.v1`` gives
                 a legacy-vs-legacy run); a callable -> called as is (with ``tensorflow.compat.v1``
                 if it takes an argument) in a fresh graph, returning a ``tf.data.Dataset`` or
@@ -210,6 +229,8 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
         legacy.check(build=build, graph_seed=graph_seed, max_batches=max_batches)
         notes.append(f"legacy side replayed from golden file recorded with TensorFlow "
                      f"{legacy.metadata.get('tf_version')}")
+    if isinstance(candidate, str) and candidate == "to_dataset":
+        candidate = _through_to_dataset(build, graph_seed)
     candidate_run = _side_from(candidate if candidate is not None else shim_module(), build,
                                max_batches=max_batches, graph_seed=graph_seed, timeout=timeout,
                                role="candidate")

@@ -3,7 +3,8 @@
 TARGET is ``package.module:function`` or ``path/to/file.py:function``: the legacy pipeline
 function (``build(tf)`` or using a module-level ``tf``). By default it is compared under real
 ``tensorflow.compat.v1`` queues against ``compat.v1``; ``--candidate`` names another function
-(e.g. a hand-written tf.data version) or ``legacy`` for a legacy-vs-legacy run.
+(e.g. a hand-written tf.data version), ``legacy`` for a legacy-vs-legacy run, or
+``to_dataset`` for the target handed to TF2 through ``compat.to_dataset``.
 
 Exit status: 0 equivalent (or golden recorded), 1 not equivalent, 2 usage error, unloadable
 target or refused golden file.
@@ -25,8 +26,9 @@ def _parser() -> argparse.ArgumentParser:
                     "(or a given candidate) and report whether the data streams are equivalent.")
     parser.add_argument("target", help="module:function or path/to/file.py:function")
     parser.add_argument("--candidate", default=None,
-                        help="candidate module:function, 'legacy' (real tf.compat.v1 again) or "
-                             "'shim' (compat.v1, the default)")
+                        help="candidate module:function, 'legacy' (real tf.compat.v1 again), "
+                             "'shim' (compat.v1, the default) or 'to_dataset' (the target "
+                             "through compat.to_dataset, as TF2 code would read it)")
     parser.add_argument("--mode", default="auto",
                         help="auto, exact, epochs, window, stats, or levels joined by '+'")
     parser.add_argument("--max-batches", type=int, default=1000,
@@ -96,6 +98,8 @@ def main(argv=None) -> int:
             candidate = shim_module()
         elif args.candidate == "legacy":
             candidate = legacy_module()
+        elif args.candidate == "to_dataset":
+            candidate = "to_dataset"
         else:
             candidate = load_target(args.candidate)
         if args.record:
