@@ -176,7 +176,23 @@ def _queue_from_list(tf):
     return tf.QueueBase.from_list(0, queues).dequeue()
 
 
+def _lookup_table(tf):
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(["cat", "dog"], [0, 1]), -1, name="labels")
+    names = tf.train.string_input_producer(["cat", "dog"], num_epochs=1, shuffle=False)
+    return tf.train.batch([table.lookup(names.dequeue())], batch_size=2)
+
+
+def _reader_counters(tf):
+    files = tf.train.string_input_producer(["a.tfrecord"], num_epochs=1, shuffle=False)
+    reader = tf.TFRecordReader()
+    _, value = reader.read(files)
+    return tf.train.batch([value, reader.num_records_produced()], batch_size=2)
+
+
 @pytest.mark.parametrize("build, says", [
+    (_lookup_table, "lookup table"),
+    (_reader_counters, "VarHandleOp"),
     (_fed_queue, "queue fed from Python"),
     (_placeholder_input, "placeholder"),
     (_fed_batch_size, "batch_size fed per run"),
