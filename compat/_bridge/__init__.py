@@ -26,9 +26,9 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import graph_pb2, node_def_pb2, types_pb2
 from tensorflow.python.framework import tensor_util
-from tensorflow.python.data.ops import dataset_ops
 from tensorflow.python.framework import func_graph
 
+from compat._bridge import fingerprinted
 from compat._runtime import build_context, element_source, lifting, plan
 
 # Op types whose state the private graph's Session would hold (or feed): the rebuilt
@@ -156,7 +156,7 @@ def _rebuilt(graph_def: graph_pb2.GraphDef, element_spec) -> tf.data.Dataset:
         variant = tf.raw_ops.DatasetFromGraph(graph_def=unfolded)
     else:
         variant = _imported(graph_def)
-    return dataset_ops._VariantDataset(variant, element_spec)  # pylint: disable=protected-access
+    return fingerprinted.BridgedDataset(variant, element_spec, graph_def)
 
 
 def _imported(graph_def: graph_pb2.GraphDef) -> tf.Tensor:
