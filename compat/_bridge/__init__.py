@@ -75,14 +75,26 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
         if frame.waits_on_runs:
             _refuse("a queue fed from Python (its enqueue runs in a Session)")
         plan.build_pending(graph)
-        serialized = dataset._as_serialized_graph(  # pylint: disable=protected-access
-            external_state_policy=tf.data.experimental.ExternalStatePolicy.IGNORE)
-        with tf.compat.v1.Session(graph=graph) as session:
-            graph_def = graph_pb2.GraphDef.FromString(session.run(serialized))
+        graph_def = _serialized(dataset)
+        if len(_sources(graph_def)) > 1:
+            # Stages read together (zipped): the tf.data service's dynamic sharding would hand
+            # each source's splits to any worker, pairing elements that never met. One split
+            # for the whole pipeline instead: one worker reads all of it.
+            dataset = tf.data.Dataset.from_tensors(0).flat_map(lambda _, whole=dataset: whole)
+            graph_def = _serialized(dataset)
         element_spec = dataset.element_spec
     _check_crossable(graph_def)
     _divisions_by_constants_as_tf1_runs_them(graph_def)
-    return _rebuilt(graph_def, element_spec)
+    _epochs_bounded_at_their_source(graph_def)
+    return dataset_from_graph_def(graph_def, element_spec)
+
+
+def _serialized(dataset: tf.data.Dataset) -> graph_pb2.GraphDef:
+    """The dataset's graph, serialized in its (the current, private) graph."""
+    serialized = dataset._as_serialized_graph(  # pylint: disable=protected-access
+        external_state_policy=tf.data.experimental.ExternalStatePolicy.IGNORE)
+    with tf.compat.v1.Session(graph=serialized.graph) as session:
+        return graph_pb2.GraphDef.FromString(session.run(serialized))
 
 
 @contextlib.contextmanager
@@ -146,7 +158,58 @@ def _divisions_by_constants_as_tf1_runs_them(graph_def: graph_pb2.GraphDef) -> N
         function.node_def.extend(added)
 
 
-def _rebuilt(graph_def: graph_pb2.GraphDef, element_spec) -> tf.data.Dataset:
+def _producer(nodes: dict, name: str):
+    """The node of `nodes` (by name) that outputs input `name` ("node:0", "^node", "node")."""
+    return nodes.get(name.lstrip("^").split(":")[0])
+
+
+def _sources(graph_def: graph_pb2.GraphDef) -> list:
+    """The pipeline's datasets that read no other dataset: what dynamic sharding splits."""
+    nodes = {node.name: node for node in graph_def.node}
+
+    def is_dataset(node):
+        return node is not None and "Dataset" in node.op
+
+    return [node for node in graph_def.node if is_dataset(node)
+            and not any(is_dataset(_producer(nodes, name)) for name in node.input)]
+
+
+# Dataset ops that give exactly one element per input element.
+_ONE_TO_ONE = ("MapDataset", "ParallelMapDataset", "ParallelMapDatasetV2")
+
+
+def _epochs_bounded_at_their_source(graph_def: graph_pb2.GraphDef) -> None:
+    """Rewrite `from_tensors(x).repeat()`, mapped one to one, then `take(n)` (how the runtime
+    builds a producer's `num_epochs` epochs) as `from_tensors(x).repeat(n)` ... `take(n)`.
+
+    The same elements either way. But the tf.data service's dynamic sharding
+    (`distributed_epoch`) splits the source among its workers, and each worker applies the
+    `take` to its own splits: from an endless source every worker would read all n epochs
+    (each element once per worker); from `repeat(n)` the n epochs are read once in all.
+    """
+    nodes = {node.name: node for node in graph_def.node}
+
+    def constant(name):
+        node = _producer(nodes, name)
+        if node is None or node.op != "Const":
+            return None
+        return tensor_util.MakeNdarray(node.attr["value"].tensor)
+
+    for take in [node for node in graph_def.node if node.op == "TakeDataset"]:
+        count = constant(take.input[1])
+        if count is None or count.shape or count < 0:
+            continue
+        node = _producer(nodes, take.input[0])
+        while node is not None and node.op in _ONE_TO_ONE:
+            node = _producer(nodes, node.input[0])
+        if (node is not None and node.op == "RepeatDataset"
+                and constant(node.input[1]) == -1
+                and getattr(_producer(nodes, node.input[0]), "op", None) == "TensorDataset"):
+            node.input[1] = take.input[1]
+
+
+def dataset_from_graph_def(graph_def: graph_pb2.GraphDef, element_spec) -> tf.data.Dataset:
+    """The dataset a serialized dataset graph describes, in the current context."""
     if tf.executing_eagerly():
         variant = tf.raw_ops.DatasetFromGraph(graph_def=graph_def.SerializeToString())
     elif isinstance(tf.compat.v1.get_default_graph(), func_graph.FuncGraph):
