@@ -1,7 +1,6 @@
 """``compare``: run both sides, pick the levels, collect a Report."""
 from __future__ import annotations
 
-import math
 import types
 
 from compat._harness import levels as L
@@ -9,6 +8,7 @@ from compat._harness.report import (LevelResult, Report, SideSummary, level_resu
                                     Finding)
 from compat._harness.runner import (PipelineFacts, SideRun, legacy_module, run_side,
                                     shim_module)
+from compat._harness.input_order import Inputs, candidate_order
 from compat._harness.streams import Stream
 
 LEVELS = ("exact", "epochs", "window", "stats")
@@ -48,86 +48,6 @@ def choose_levels(facts: PipelineFacts, have_source: bool) -> tuple:
     if facts.shuffle_queues and have_source:
         chosen += ("stats",)
     return chosen, "TF1 order is timing- or seed-dependent: " + "; ".join(why)
-
-
-def _no_shuffle_module(tf):
-    """``tf`` with shuffle_batch* replaced by single-threaded batch*: the input order."""
-    train = tf.train
-
-    def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue=0, num_threads=1,
-                      seed=None, enqueue_many=False, shapes=None,
-                      allow_smaller_final_batch=False, shared_name=None, name=None):
-        return train.batch(tensors, batch_size, num_threads=1, capacity=capacity,
-                           enqueue_many=enqueue_many, shapes=shapes,
-                           allow_smaller_final_batch=True, shared_name=shared_name, name=name)
-
-    def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
-                            num_threads=1, seed=None, enqueue_many=False, shapes=None,
-                            allow_smaller_final_batch=False, shared_name=None, name=None):
-        return train.maybe_batch(tensors, keep_input, batch_size, num_threads=1,
-                                 capacity=capacity, enqueue_many=enqueue_many, shapes=shapes,
-                                 allow_smaller_final_batch=True, shared_name=shared_name,
-                                 name=name)
-
-    def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
-              dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None):
-        return train.batch(tensors, batch_size, num_threads=1, capacity=capacity,
-                           enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
-                           allow_smaller_final_batch=True, shared_name=shared_name, name=name)
-
-    def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
-                    enqueue_many=False, shapes=None, dynamic_pad=False,
-                    allow_smaller_final_batch=False, shared_name=None, name=None):
-        return train.maybe_batch(tensors, keep_input, batch_size, num_threads=1,
-                                 capacity=capacity, enqueue_many=enqueue_many, shapes=shapes,
-                                 dynamic_pad=dynamic_pad, allow_smaller_final_batch=True,
-                                 shared_name=shared_name, name=name)
-
-    def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes=None,
-                   dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None,
-                   name=None, **_):
-        return train.batch_join(tensors_list, batch_size, capacity=capacity,
-                                enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
-                                allow_smaller_final_batch=True, shared_name=shared_name,
-                                name=name)
-
-    def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue=0, seed=None,
-                           enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
-                           shared_name=None, name=None):
-        return batch_join(tensors_list, batch_size, capacity=capacity, enqueue_many=enqueue_many,
-                          shapes=shapes, shared_name=shared_name, name=name)
-
-    def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32, enqueue_many=False,
-                         shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
-                         shared_name=None, name=None):
-        return train.maybe_batch_join(tensors_list, keep_input, batch_size, capacity=capacity,
-                                      enqueue_many=enqueue_many, shapes=shapes,
-                                      dynamic_pad=dynamic_pad, allow_smaller_final_batch=True,
-                                      shared_name=shared_name, name=name)
-
-    def maybe_shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue,
-                                 keep_input, seed=None, enqueue_many=False, shapes=None,
-                                 allow_smaller_final_batch=False, shared_name=None, name=None):
-        return maybe_batch_join(tensors_list, keep_input, batch_size, capacity=capacity,
-                                enqueue_many=enqueue_many, shapes=shapes,
-                                shared_name=shared_name, name=name)
-
-    train_proxy = _Proxy(train, shuffle_batch=shuffle_batch, batch=batch,
-                         maybe_shuffle_batch=maybe_shuffle_batch, maybe_batch=maybe_batch,
-                         batch_join=batch_join, shuffle_batch_join=shuffle_batch_join,
-                         maybe_batch_join=maybe_batch_join,
-                         maybe_shuffle_batch_join=maybe_shuffle_batch_join)
-    return _Proxy(tf, train=train_proxy, __name__="tensorflow.compat.v1")
-
-
-class _Proxy(types.ModuleType):
-    def __init__(self, base, **overrides):
-        super().__init__(overrides.pop("__name__", getattr(base, "__name__", "proxy")))
-        self.__dict__["_base"] = base
-        self.__dict__.update(overrides)
-
-    def __getattr__(self, name):
-        return getattr(self.__dict__["_base"], name)
 
 
 def _summary(run: SideRun) -> SideSummary:
@@ -229,6 +149,7 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
         legacy.check(build=build, graph_seed=graph_seed, max_batches=max_batches)
         notes.append(f"legacy side replayed from golden file recorded with TensorFlow "
                      f"{legacy.metadata.get('tf_version')}")
+    order_of_candidate = candidate if candidate is not None else shim_module()
     if isinstance(candidate, str) and candidate == "to_dataset":
         candidate = _through_to_dataset(build, graph_seed)
     candidate_run = _side_from(candidate if candidate is not None else shim_module(), build,
@@ -237,37 +158,70 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
     facts = legacy_run.facts
     streams = {"legacy": legacy_run.stream, "candidate": candidate_run.stream}
     legacy_stream, candidate_stream = legacy_run.stream, candidate_run.stream
+    for run in (legacy_run, candidate_run):
+        notes.extend(getattr(run, "notes", ()))
     # Both sides split batches into elements the same way: the legacy graph decides.
     if candidate_stream.batched != legacy_stream.batched or \
             candidate_stream.unpad != legacy_stream.unpad:
         candidate_stream = candidate_stream.with_options(batched=legacy_stream.batched,
                                                          unpad=legacy_stream.unpad)
+    if legacy_stream.ended == "timeout":
+        # TF1 itself did not finish: compare what it delivered, and say so.
+        notes.append(f"the legacy side (TF1) did not finish within timeout={timeout:g}s: only "
+                     f"its first {len(legacy_stream.batches)} batch(es) are compared, with "
+                     "as many of the candidate's")
+        candidate_stream = candidate_stream.with_options(
+            batches=candidate_stream.batches[:len(legacy_stream.batches)],
+            ended="max_batches" if candidate_stream.ended != "error" else "error")
+    elif candidate_stream.ended == "timeout":
+        notes.append(f"the candidate did not finish within timeout={timeout:g}s (TF1 did)")
+    results = []
     if legacy_stream.error or candidate_stream.error:
-        result = _errors_result(legacy_stream, candidate_stream)
-        return Report(result.passed, str(mode), ("run",), "a side raised an error", (result,),
-                      _summary(legacy_run), _summary(candidate_run), tuple(notes), streams)
+        errors = _errors_result(legacy_stream, candidate_stream)
+        results.append(errors)
+        if not errors.passed:
+            return Report(False, str(mode), ("run",), "a side raised an error", (errors,),
+                          _summary(legacy_run), _summary(candidate_run), tuple(notes), streams)
+        notes.append("both sides raised the same error type; the elements each delivered "
+                     "before it are compared as the whole stream")
     if facts.unseeded_random_ops:
         notes.append("the pipeline has unseeded random ops (" + ", ".join(
             facts.unseeded_random_ops[:3]) + "); their values differ between runs: set "
             "graph_seed or op seeds")
 
-    inputs = _Inputs(build, facts, legacy_run, graph_seed, timeout, legacy)
-    source_stream = None
+    inputs = Inputs(build, facts, legacy_run, graph_seed, timeout, legacy)
+    orders = _Orders(source_index)
     needs_source = requested == ("auto",) or {"window", "stats"} & set(requested)
     if needs_source and source_index is None:
-        source_stream, source_note = inputs.ordered(source)
-        if source_note:
-            notes.append(source_note)
-    have_source = source_index is not None or source_stream is not None
+        orders.legacy, legacy_note = inputs.ordered(source)
+        if source is not None:
+            orders.candidate = orders.legacy  # the caller's input order, for both sides
+        elif orders.legacy is not None:
+            orders.candidate, candidate_note = candidate_order(
+                order_of_candidate, build, facts, graph_seed, timeout,
+                legacy_stream.batched, legacy_stream.unpad)
+            if orders.candidate is None:
+                orders.why_not_candidate = candidate_note
+            else:
+                notes.append(candidate_note)
+        if legacy_note:
+            notes.append(legacy_note)
+        if orders.legacy is None:
+            orders.why_not_legacy = legacy_note or (
+                "input order unknown: pass source= or source_index=, or seed the producers "
+                "(graph_seed=) so the input order can be re-run")
 
     if requested == ("auto",):
-        chosen, reason = choose_levels(facts, have_source)
+        chosen, reason = choose_levels(facts, orders.known)
+        if not facts.deterministic and not orders.known:
+            results.append(skipped("window", orders.why_unknown()))
+            reason += "; window not checked (" + orders.why_unknown() + ")"
+            chosen = tuple(level for level in chosen if level != "window")
     else:
         chosen, reason = requested, "levels requested by the caller"
 
     window_capacity = facts.window_capacity if capacity is None else capacity
     window_slack = facts.window_slack if slack is None else slack
-    results = []
     for level in chosen:
         if level == "exact":
             results.append(L.exact(legacy_stream, candidate_stream, rtol=rtol, atol=atol))
@@ -276,26 +230,44 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
                                        inputs, notes, rtol, atol))
         elif level == "window":
             results.append(_run_window(legacy_stream, candidate_stream, window_capacity,
-                                       window_slack, source_stream, source_index, rtol, atol))
+                                       window_slack, orders, rtol, atol))
         elif level == "stats":
-            if source_stream is None and source_index is None:
-                results.append(skipped("stats", "no input order known (see the window level)"))
+            window_result = next((r for r in results if r.level == "window"), None)
+            if not orders.known:
+                results.append(skipped("stats", orders.why_unknown()))
+            elif window_result is not None and window_result.skipped:
+                results.append(skipped("stats", "no usable input order (see the window level)"))
             else:
-                results.append(_run_stats(legacy_stream, candidate_stream, facts, source_stream,
-                                          source_index, alpha, min_effect, stats_direction,
-                                          rtol, atol))
-    if any(r.level == "window" and r.skipped for r in results) and "stats" in chosen:
-        results = [skipped("stats", "no usable input order (see the window level)")
-                   if r.level == "stats" else r for r in results]
+                results.append(_run_stats(legacy_stream, candidate_stream, facts, orders,
+                                          alpha, min_effect, stats_direction, rtol, atol))
     notes.extend(_tolerance_hint(results, legacy_stream, candidate_stream, facts, epoch_size,
                                  inputs, rtol, atol))
-    if legacy_stream.truncated:
+    if legacy_stream.ended == "max_batches":
         notes.append(f"both sides were cut at max_batches={max_batches}")
     if not legacy_stream.batches:
         notes.append("the legacy side produced no batches: nothing was really compared")
-    equivalent = all(r.passed for r in results)
-    return Report(equivalent, str(mode), tuple(chosen), reason, tuple(results),
-                  _summary(legacy_run), _summary(candidate_run), tuple(notes), streams)
+    checked = tuple(r for r in results if not r.skipped)
+    equivalent = bool(checked) and all(r.passed for r in checked)
+    return Report(equivalent, str(mode), tuple(r.level for r in checked), reason,
+                  tuple(results), _summary(legacy_run), _summary(candidate_run), tuple(notes),
+                  streams)
+
+
+class _Orders:
+    """Each side's input order (see `input_order`), and why one is unknown."""
+
+    def __init__(self, source_index):
+        self.source_index = source_index
+        self.legacy = self.candidate = None
+        self.why_not_legacy = self.why_not_candidate = ""
+
+    @property
+    def known(self) -> bool:
+        return self.source_index is not None or (
+            self.legacy is not None and self.candidate is not None)
+
+    def why_unknown(self) -> str:
+        return self.why_not_legacy or self.why_not_candidate or "input order unknown"
 
 
 def _errors_result(legacy: Stream, candidate: Stream) -> LevelResult:
@@ -346,19 +318,20 @@ def _run_epochs(legacy_stream, candidate_stream, facts, epoch_size, inputs, note
                     rtol=rtol, atol=atol)
 
 
-def _run_stats(legacy_stream, candidate_stream, facts, source_stream, source_index, alpha,
-               min_effect, direction, rtol, atol):
+def _run_stats(legacy_stream, candidate_stream, facts, orders, alpha, min_effect, direction,
+               rtol, atol):
     """With one shuffle queue, test against TF1's weakest legal shuffle (one-sided): a legacy
     run can never be flagged, however its timing filled the queue. Otherwise against legacy."""
     reference = None
     if len(facts.shuffle_queues) == 1 and legacy_stream.batches:
-        n_inputs = (len(source_stream.elements()) if source_stream is not None
+        n_inputs = (len(orders.legacy.elements()) if orders.legacy is not None
                     else len(legacy_stream.elements()))
         reference = L.tf1_minimum_displacements(
             len(legacy_stream.elements()), facts.shuffle_queues[0].min_after_dequeue, n_inputs)
         direction = direction or "less"
-    return L.stats(legacy_stream, candidate_stream, source=source_stream,
-                   source_index=source_index, alpha=alpha, min_effect=min_effect,
+    return L.stats(legacy_stream, candidate_stream, source=orders.legacy,
+                   candidate_source=orders.candidate, source_index=orders.source_index,
+                   alpha=alpha, min_effect=min_effect,
                    direction=direction or "two-sided", reference=reference, rtol=rtol,
                    atol=atol)
 
@@ -381,83 +354,13 @@ def _tolerance_hint(results, legacy_stream, candidate_stream, facts, epoch_size,
     return []
 
 
-def _run_window(legacy_stream, candidate_stream, capacity, slack, source_stream, source_index,
-                rtol=0.0, atol=0.0):
-    if source_stream is None and source_index is None:
-        return skipped("window", "input order unknown: pass source= or source_index=, or seed "
-                       "the producers (graph_seed=) so the input order can be re-run")
-    sanity = L.window(legacy_stream, capacity, source=source_stream, source_index=source_index,
-                      slack=slack)
+def _run_window(legacy_stream, candidate_stream, capacity, slack, orders, rtol=0.0, atol=0.0):
+    if not orders.known:
+        return skipped("window", orders.why_unknown())
+    sanity = L.window(legacy_stream, capacity, source=orders.legacy,
+                      source_index=orders.source_index, slack=slack)
     if not sanity.passed:
         return skipped("window", "the input order does not explain the legacy stream itself "
                        f"({sanity.findings[0].message}); not checked")
-    return L.window(candidate_stream, capacity, source=source_stream, source_index=source_index,
-                    slack=slack, rtol=rtol, atol=atol)
-
-
-class _Inputs:
-    """The pipeline's input, from the legacy build re-run with shuffle queues replaced by
-    single-threaded ``batch`` (run at most once, and only when a level needs it)."""
-
-    def __init__(self, build, facts, legacy_run, graph_seed, timeout, legacy):
-        self.build, self.facts, self.legacy_run = build, facts, legacy_run
-        self.graph_seed, self.timeout, self.legacy = graph_seed, timeout, legacy
-        self._rerun = None
-
-    def rerun(self):
-        if self._rerun is None:
-            stream = self.legacy_run.stream
-            batches = None
-            if stream.truncated:
-                per_batch = max(1, max(stream.batch_sizes() or [1]))
-                extra = self.facts.window_capacity + self.facts.window_slack
-                batches = len(stream.batches) + math.ceil(extra / per_batch) + 2
-            self._rerun = run_side(self.build, _no_shuffle_module(legacy_module()),
-                                   max_batches=batches, graph_seed=self.graph_seed,
-                                   timeout=self.timeout, origin="input order")
-        return self._rerun
-
-    def _can_rerun(self) -> bool:
-        # A golden file may come from a TensorFlow we no longer have queues in: its input
-        # order must be given (source_index=/source=), not re-run.
-        from compat._harness.golden import Golden
-        return not isinstance(self.legacy, Golden)
-
-    def everything(self):
-        """All input elements in some order (the order may differ from run to run)."""
-        if not self._can_rerun():
-            return None
-        run = self.rerun()
-        if run.stream.error or run.facts.shuffle_queues:
-            return None
-        return run.stream.with_options(batched=self.legacy_run.stream.batched,
-                                       unpad=self.legacy_run.stream.unpad)
-
-    def ordered(self, source):
-        """(input order stream or None, note)."""
-        facts, stream = self.facts, self.legacy_run.stream
-        if source is not None:
-            if isinstance(source, (Stream, list, tuple)):
-                return L.as_stream(source, batched=stream.batched), None
-            run = run_side(source, legacy_module(), max_batches=None,
-                           graph_seed=self.graph_seed, timeout=self.timeout, origin="source")
-            if run.stream.error:
-                return None, f"source order run failed: {run.stream.error}"
-            return run.stream, None
-        if not (facts.shuffle_queues or facts.max_enqueue_threads > 1):
-            return None, None
-        if facts.joins:
-            return None, "input order unknown: *_join readers interleave nondeterministically"
-        if facts.unseeded_shuffles and self.graph_seed is None:
-            return None, ("input order unknown: producers shuffle without a seed; window/stats "
-                          "need graph_seed=, seeded producers, source= or source_index=")
-        if not self._can_rerun():
-            return None, "input order unknown for a recorded legacy side: pass source_index="
-        run = self.rerun()
-        usable = (not run.stream.error and not run.facts.shuffle_queues
-                  and run.facts.max_enqueue_threads <= 1 and not run.facts.joins)
-        if not usable:
-            return None, ("input order unknown: the pipeline could not be re-run without "
-                          "shuffling" + (f" ({run.stream.error})" if run.stream.error else ""))
-        return run.stream.with_options(batched=stream.batched, unpad=stream.unpad), \
-            "input order taken from the legacy pipeline re-run with shuffle_batch -> batch"
+    return L.window(candidate_stream, capacity, source=orders.candidate,
+                    source_index=orders.source_index, slack=slack, rtol=rtol, atol=atol)

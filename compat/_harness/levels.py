@@ -63,10 +63,13 @@ def exact(legacy, candidate, *, rtol: float = 0.0, atol: float = 0.0) -> LevelRe
         fail = (f"first difference in batch {first.batch}"
                 + (f" at {first.path}" if first.path else "") + f": {first.message}"
                 + (f" ({len(differing)} differing batch(es))" if differing else ""))
-    return level_result("exact", findings,
-                        f"{n_legacy} batch(es) identical"
-                        + (f" within rtol={rtol}, atol={atol}" if rtol or atol else ""),
-                        fail, metrics=metrics)
+    if n_legacy:
+        ok = (f"all {n_legacy} batch(es) identical in order, structure, dtypes, shapes and "
+              + (f"values (floats within rtol={rtol}, atol={atol})" if rtol or atol
+                 else "values (bit for bit)"))
+    else:
+        ok = "neither side produced a batch: nothing was compared"
+    return level_result("exact", findings, ok, fail, metrics=metrics)
 
 
 def _element_summary(legacy, candidate, rtol, atol, metrics):
@@ -308,12 +311,21 @@ def epochs(legacy, candidate, *, epoch_size: int | None = None, check_counts: bo
             universe.elements() if universe is not None else None)
         findings.extend(more)
     metrics["tolerated_remainder_differences"] = tolerated
-    scope = (f"per epoch of {epoch_size} element(s)" if epoch_size else "per run") \
-        if check_counts else "(multisets not compared: runs cut inside mixing epochs)"
-    ok = (f"{len(sizes_l)} batch(es) of matching sizes; {len(elements_l)} element(s) "
-          f"match as multisets {scope}")
+    sizes = f"{len(sizes_l)} batch(es) on both sides, of the same sizes"
+    if not check_counts:
+        ok = (f"{sizes}; which elements arrived NOT compared: both runs were cut "
+              "(max_batches) inside epochs that TF1 mixes, so each side holds a different "
+              "random subset (the window level still checks where they came from)")
+    elif not elements_l:
+        ok = f"{sizes}; no elements on either side: nothing else was compared"
+    else:
+        scope = (f"epoch by epoch ({epoch_size} per epoch); order within an epoch"
+                 if epoch_size else "over the whole run; order")
+        ok = (f"{sizes}; the same {len(elements_l)} element(s) (components of each kept "
+              f"together), {scope} not compared")
     if tolerated:
-        ok += f" ({tolerated} differ within the randomly dropped final remainder)"
+        ok += (f"; {tolerated} element(s) differ within the final remainder TF1 drops at "
+               "random (accepted)")
     return level_result("epochs", findings, ok, metrics=metrics)
 
 
@@ -464,10 +476,16 @@ def window(candidate, capacity: int, *, source=None, source_index=None,
                 + (f" + slack {slack}" if slack else "") + ")", batch=element.batch,
                 candidate=_render_element(candidate, element)))
     matched = [p for p in positions if p is not None]
+    if elements:
+        ok = (f"each of the {len(elements)} candidate element(s) came from input position "
+              f"< j + {bound}, j its output position (capacity {capacity}"
+              + (f" + slack {slack}" if slack else "") + f"; largest lead needed: {worst}); "
+              "this bounds how early an element arrives, not how late or how well the stream "
+              "is shuffled")
+    else:
+        ok = "the candidate produced no elements: nothing to bound"
     return level_result(
-        "window", findings,
-        f"{len(elements)} element(s) all within the first j + {bound} inputs "
-        f"(largest lead needed: {worst})",
+        "window", findings, ok,
         metrics={"bound": bound, "capacity": capacity, "slack": slack, "max_lead": worst,
                  "matched": len(matched), "elements": len(elements)})
 
@@ -537,13 +555,14 @@ def tf1_minimum_displacements(n_outputs: int, min_after_dequeue: int, n_inputs: 
     return np.asarray(out, dtype=np.int64)
 
 
-def stats(legacy, candidate, *, source=None, source_index=None, alpha: float = 0.001,
+def stats(legacy, candidate, *, source=None, source_index=None, candidate_source=None,
+          alpha: float = 0.001,
           min_effect: float = 0.4, min_samples: int = 30, direction: str = "two-sided",
           reference=None, rtol: float = 0.0, atol: float = 0.0) -> LevelResult:
     """Shuffle quality: does the candidate displace elements like legacy?
 
-    Computes each side's displacements (output position - input position) against the same
-    input order and runs a two-sample Kolmogorov-Smirnov test on their absolute values. The
+    Computes each side's displacements (output position - input position) against its input
+    order (``source``; ``candidate_source`` for the candidate when it has its own) and runs a two-sample Kolmogorov-Smirnov test on their absolute values. The
     candidate is flagged when the difference is both significant (p < ``alpha``) and material
     (D >= ``min_effect``).
 
@@ -562,7 +581,8 @@ def stats(legacy, candidate, *, source=None, source_index=None, alpha: float = 0
     if source is None and source_index is None:
         return skipped("stats", "no input order given (pass source= or source_index=)")
     d_legacy = displacements(legacy, source=source, source_index=source_index)
-    d_candidate = displacements(candidate, source=source, source_index=source_index,
+    d_candidate = displacements(candidate, source=source if candidate_source is None
+                                else candidate_source, source_index=source_index,
                                 rtol=rtol, atol=atol)
     d_reference = d_legacy if reference is None else np.asarray(reference, dtype=np.int64)
     against = "legacy" if reference is None else "TF1's weakest legal shuffle"
@@ -597,11 +617,33 @@ def stats(legacy, candidate, *, source=None, source_index=None, alpha: float = 0
             legacy=_describe_distribution(d_reference),
             candidate=_describe_distribution(d_candidate)))
     return level_result("stats", findings,
-                        f"candidate displacements consistent with {against}: KS D={d:.3f}, "
-                        f"p={p:.2g} (flag needs p < {alpha} and D >= {min_effect}"
-                        + (", one-sided: candidate shuffling less" if direction == "less"
-                           else "") + ")",
+                        _stats_summary(d, p, d_reference, d_candidate, against, direction,
+                                       alpha, min_effect),
                         metrics=metrics, artifacts=artifacts)
+
+
+def _stats_summary(d, p, d_reference, d_candidate, against, direction, alpha,
+                   min_effect) -> str:
+    """What the passing stats level compared, without presenting a degenerate KS test (D=0,
+    p=1 by construction) as if it had measured something."""
+    compared = (f"|output - input position| of {len(d_candidate)} candidate element(s) vs "
+                + (f"{len(d_reference)} legacy element(s)" if against == "legacy"
+                   else f"{len(d_reference)} samples of {against}"))
+    means = (f"mean |displacement| candidate {np.mean(np.abs(d_candidate)):.1f}, "
+             f"{against} {np.mean(np.abs(d_reference)):.1f}")
+    if not np.any(d_reference) and not np.any(d_candidate):
+        return (f"no element moved on either side ({compared} all 0): no shuffle to compare, "
+                "the KS test is degenerate and was not used")
+    if d == 0 and direction == "less":
+        return (f"{compared}: no sign of weaker shuffling, at every distance at least as "
+                f"large a share of candidate elements moved that far as in {against} "
+                f"(one-sided KS statistic 0; {means}); shuffling more than TF1 is bounded by "
+                "the window level, not here")
+    if d == 0:
+        return f"{compared}: identical distributions (KS D=0; {means})"
+    test = "one-sided KS (candidate shuffling less)" if direction == "less" else "two-sided KS"
+    return (f"{compared}: {test} D={d:.3f}, p={p:.2g}, not flagged (needs p < {alpha} and "
+            f"D >= {min_effect}; {means})")
 
 
 def _describe_distribution(values) -> str:

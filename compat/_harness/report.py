@@ -39,8 +39,8 @@ class Finding:
 class LevelResult:
     """Outcome of one comparison level.
 
-    passed is True for a skipped level (it asserted nothing); ``skipped`` says so, and
-    ``summary`` says why.
+    A skipped level checked nothing: ``skipped`` is True, ``passed`` False (it is never
+    counted as passed), and ``summary`` says why it could not be checked.
     """
 
     level: str
@@ -54,7 +54,7 @@ class LevelResult:
     artifacts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def explain(self) -> str:
-        status = "skipped" if self.skipped else ("ok" if self.passed else "FAILED")
+        status = "NOT CHECKED" if self.skipped else ("ok" if self.passed else "FAILED")
         lines = [f"[{self.level}] {status}: {self.summary}"]
         for finding in self.findings:
             where = []
@@ -88,7 +88,7 @@ def level_result(level, findings, ok_summary, fail_summary=None, **kwargs) -> Le
 
 
 def skipped(level, reason) -> LevelResult:
-    return LevelResult(level, True, reason, skipped=True)
+    return LevelResult(level, False, reason, skipped=True)
 
 
 @dataclass(frozen=True)
@@ -113,11 +113,11 @@ class SideSummary:
 class Report:
     """The answer of ``compare``.
 
-    equivalent: every level that ran passed
+    equivalent: at least one level was checked and every level checked passed
     mode:       the mode asked for ("auto", "exact", ...)
-    levels:     the levels that ran, in order
+    levels:     the levels that were checked, in order (skipped ones are not among them)
     reason:     why these levels (for ``auto``: what in the legacy graph decided it)
-    results:    one LevelResult per level (including skipped ones)
+    results:    one LevelResult per level (skipped ones too, each saying why)
     legacy, candidate: SideSummary of each side
     notes:      caveats worth knowing (unseeded random ops, truncation, golden provenance)
     """
@@ -146,9 +146,23 @@ class Report:
     def findings(self) -> tuple:
         return tuple(f for result in self.results for f in result.findings)
 
-    def explain(self) -> str:
+    @property
+    def skipped(self) -> tuple:
+        """(level, why) of every level that could not be checked."""
+        return tuple((r.level, r.summary) for r in self.results if r.skipped)
+
+    def verdict(self) -> str:
+        """One line: the verdict, what was checked, what was not and why."""
         verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
-        lines = [f"{verdict}: {self.legacy.origin} vs {self.candidate.origin}",
+        checked = ", ".join(self.levels) or "nothing"
+        line = f"{verdict} (checked: {checked})"
+        if self.skipped:
+            line += "; not checked: " + "; ".join(f"{level} ({why})"
+                                                  for level, why in self.skipped)
+        return line
+
+    def explain(self) -> str:
+        lines = [f"{self.verdict()}: {self.legacy.origin} vs {self.candidate.origin}",
                  f"mode {self.mode} -> levels {', '.join(self.levels) or '(none)'}: {self.reason}"]
         for name, side in (("legacy", self.legacy), ("candidate", self.candidate)):
             text = (f"{name}: {side.batches} batch(es), {side.elements} element(s), "
@@ -164,7 +178,9 @@ class Report:
 
     def to_json(self) -> dict:
         return {"schema_version": JSON_SCHEMA_VERSION, "equivalent": self.equivalent,
+                "verdict": self.verdict(),
                 "mode": self.mode, "levels": list(self.levels), "reason": self.reason,
+                "skipped": [{"level": level, "why": why} for level, why in self.skipped],
                 "results": [r.to_json() for r in self.results],
                 "legacy": self.legacy.to_json(), "candidate": self.candidate.to_json(),
                 "notes": list(self.notes)}
@@ -191,6 +207,10 @@ REPORT_JSON_SCHEMA = {
         "levels": {"type": "array", "items": {"enum": ["exact", "epochs", "window", "stats",
                                                        "run"]}},
         "reason": {"type": "string"},
+        "verdict": {"type": "string"},
+        "skipped": {"type": "array", "items": {
+            "type": "object", "required": ["level", "why"],
+            "properties": {"level": {"type": "string"}, "why": {"type": "string"}}}},
         "notes": {"type": "array", "items": {"type": "string"}},
         "results": {"type": "array", "items": {
             "type": "object",

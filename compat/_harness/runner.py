@@ -310,12 +310,17 @@ def _first_upstream(start_ops, matches):
 
 @dataclass(frozen=True)
 class SideRun:
-    """One side's result: the stream, the graph facts and how long it took."""
+    """One side's result: the stream, the graph facts and how long it took.
+
+    notes: things about the run that are worth knowing but are no error of the pipeline
+           (e.g. queue-runner threads that were slow to shut down after the last batch)
+    """
 
     stream: Stream
     facts: PipelineFacts = field(default_factory=PipelineFacts)
     seconds: float = 0.0
     origin: str = ""
+    notes: tuple = ()
 
 
 def _flat_tensors(fetches):
@@ -407,18 +412,19 @@ def run_side(fn, module=None, *, max_batches=None, graph_seed=None, timeout=120.
         except Exception as exc:  # noqa: BLE001
             ended, error = "error", _error_text(exc)
         finally:
+            side_notes = ()
             if coord is not None:
                 coord.request_stop()
-                try:
-                    coord.join(threads, stop_grace_period_secs=10)
-                except Exception as exc:  # noqa: BLE001 - an enqueue thread failed
-                    if not error and not isinstance(exc, errors.OutOfRangeError):
-                        ended, error = "error", _error_text(exc)
+                # Threads still alive after the grace period are a note, never the side's
+                # error; an exception a thread reported to the coordinator still is.
+                exc, side_notes = _join_runner_threads(coord, threads, origin)
+                if exc is not None and not error and not isinstance(exc, errors.OutOfRangeError):
+                    ended, error = "error", _error_text(exc)
             session.close()
     batched = facts.batched if facts.batched is not None else _looks_batched(batches)
     stream = Stream(tuple(batches), batched=batched, ended=ended, error=error, origin=origin,
                     timeline=tuple(timeline), unpad=facts.padded)
-    return SideRun(stream, facts, time.monotonic() - started, origin)
+    return SideRun(stream, facts, time.monotonic() - started, origin, side_notes)
 
 
 def _as_fetches(value, tf):
@@ -452,12 +458,134 @@ def _looks_batched(batches) -> bool:
 
 
 def _error_text(exc) -> str:
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {message}"[:500]
+    """``"<Type>: <root cause>"`` on one line, at most ``ERROR_TEXT_LIMIT`` characters.
+
+    For a ``tf.errors.OpError`` the cause is its ``.message`` without TensorFlow's wrapping:
+    the "Graph execution error:" header, the "Detected at node ... defined at (most recent
+    call last):" blocks (their ``File ...`` lines, ``<stack traces unavailable>``, ``Node:``)
+    and the "Original stack trace" part go; the op's own message and the ``[[{{node X}}]]``
+    tags stay. An AutoGraph "in user code:" error keeps the error below its frames.
+    Too long a text is cut inside the message, never in the type or the node tags.
+    """
+    name = type(exc).__name__
+    message = getattr(exc, "message", None) if _is_op_error(exc) else None
+    if not isinstance(message, str):
+        try:
+            message = str(exc)
+        except Exception:  # noqa: BLE001 - an exception whose __str__ fails
+            message = ""
+    body, tags = _root_cause(message, name)
+    return _fit(name, body, tags, ERROR_TEXT_LIMIT)
 
 
 def _describe(fn) -> str:
     return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+
+# --------------------------------------------------------------------------- teardown, errors
+
+#: Seconds ``run_side`` gives the queue-runner threads to end after ``request_stop``. Threads
+#: still running then are recorded in ``SideRun.notes``, never as the side's error.
+JOIN_GRACE_SECONDS = 10.0
+
+#: Longest error text ``_error_text`` returns.
+ERROR_TEXT_LIMIT = 500
+
+_STILL_RUNNING = "Coordinator stopped with threads still running"
+
+
+def _join_runner_threads(coord, threads, origin=""):
+    """Join the side's threads after ``request_stop``: (exception to report or None, notes).
+
+    A thread that is merely slow to end (the machine is loaded, an enqueue is still being
+    cancelled) says nothing about the stream, which is complete by now: it becomes a note.
+    An exception a thread reported to the coordinator (``coord.request_stop(exc)``, e.g. a
+    reader's ``NotFoundError``) is returned, as TF1's ``coord.join`` raises it first.
+    """
+    registered = getattr(coord, "_registered_threads", None) or ()
+    watched = list(threads) + [t for t in registered if t not in threads]
+    raised = None
+    try:
+        coord.join(threads, stop_grace_period_secs=JOIN_GRACE_SECONDS, ignore_live_threads=True)
+    except RuntimeError as exc:
+        if not str(exc).startswith(_STILL_RUNNING):  # a Coordinator raising it anyway
+            raised = exc
+    except Exception as exc:  # noqa: BLE001 - a thread's error, reported by the coordinator
+        raised = exc
+    stragglers = [getattr(t, "name", repr(t)) for t in watched
+                  if getattr(t, "is_alive", lambda: False)()]
+    if not stragglers:
+        return raised, ()
+    shown = ", ".join(stragglers[:5]) + (f" and {len(stragglers) - 5} more"
+                                         if len(stragglers) > 5 else "")
+    side = f"{origin}: " if origin else ""
+    return raised, (f"{side}{len(stragglers)} queue-runner thread(s) still running "
+                    f"{JOIN_GRACE_SECONDS:g} s after the last batch ({shown}); ignored: how "
+                    "fast threads shut down is not part of the stream",)
+
+
+def _is_op_error(exc) -> bool:
+    return any(cls.__name__ == "OpError" and cls.__module__.startswith("tensorflow")
+               for cls in type(exc).__mro__)
+
+
+def _root_cause(message: str, type_name: str):
+    """(message lines, ``[[...]]`` node tag lines) of an error message without the stack
+    traces and headers TensorFlow wraps around it."""
+    import re
+    detected = re.compile(r"^Detected at node .* defined at \(most recent call last\):?$")
+    frame = re.compile(r'^File ".*", line \d+')
+    body, tags = [], []
+    in_trace = False       # inside a "Detected at node" block
+    frame_indent = None    # indentation of the last `File "...", line n` line
+    for raw in message.replace("\r\n", "\n").split("\n"):
+        line = raw.strip()
+        indent = len(raw) - len(raw.lstrip())
+        if line.startswith("Original stack trace for"):
+            break
+        if line in ("Graph execution error:", "in user code:"):
+            continue
+        if detected.match(line):
+            in_trace, frame_indent = True, None
+            continue
+        if in_trace:
+            if not line or indent or line == "<stack traces unavailable>" or \
+                    line.startswith("Node: "):
+                continue
+            in_trace = False
+        if frame.match(line):
+            frame_indent = indent
+            continue
+        if frame_indent is not None:
+            if not line or indent > frame_indent:
+                continue  # the source line under a frame
+            frame_indent = None
+        if not line:
+            continue
+        if line.startswith("[[") and line.endswith("]]"):
+            tags.append(re.sub(r"\s*\(defined at [^)]*\)\s*", "", line))
+        else:
+            body.append(line)
+    if body and body[0].startswith(f"{type_name}: "):
+        body[0] = body[0][len(type_name) + 2:]  # "in user code:" repeats the type
+    return body, tags
+
+
+def _fit(type_name: str, body, tags, limit: int) -> str:
+    """One line ``Type: body [[tags]]``; when too long, the body is cut at a word boundary
+    (the end of a long message is usually a dump of values), the type and tags are kept."""
+    tail = " ".join(tags)
+    if len(tail) > limit // 3:
+        tail = tags[0][:limit // 3]
+    text = " ".join(body)
+    room = limit - len(type_name) - 2 - (len(tail) + 1 if tail else 0)
+    if len(text) > room:
+        cut = text[:max(0, room - 4)]
+        if " " in cut[len(cut) // 2:]:
+            cut = cut[:cut.rindex(" ")]
+        text = cut.rstrip() + " ..."
+    parts = [part for part in (text, tail) if part]
+    return (f"{type_name}: " + " ".join(parts) if parts else type_name)[:limit]
 
 
 __all__ = ["SideRun", "PipelineFacts", "ShuffleQueue", "run_side", "bind_tf", "inspect_graph",
