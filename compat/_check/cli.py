@@ -1,24 +1,41 @@
-"""The command line: argument parsing, the run, exit codes (0 clean, 1 findings, 2 error)."""
+"""The command line: argument parsing, the run, exit codes.
+
+Exit codes, the same for every format and for --fix/--diff: 0 nothing found (or --exit-zero),
+1 findings, 2 an error: a usage error, a file or directory that could not be read (also
+listed in the report), or a --fix/--diff rewrite that was refused.
+"""
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
 import os
+import re
 import sys
 
 from compat import __version__
 from compat import _api_table as table
-from compat._check import engine
+from compat._check import engine, sources
 from compat._check.formats import FORMATS
+from compat._check.model import SCAN_SKIPPED, FileReport
 from compat._check.rules import all_codes
-from compat._check.summary import summarize
+from compat._check.summary import printable, summarize
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _PROGRESS_FROM = 500  # files; smaller runs finish before progress would help
+_EXIT_HELP = ("exit status: 0 nothing found (always 0 with --exit-zero, unless an error); "
+              "1 legacy APIs found (in every --format, and with --fix/--diff); 2 an error: "
+              "bad usage, a file or directory that could not be read, or a rewrite that "
+              "--fix/--diff refused")
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)i?b?\s*$", re.I)
 
 
 class _UsageError(Exception):
     pass
+
+
+class _Failure(Exception):
+    """Not a usage error, but the run cannot go on (the report cannot be written, ...)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="compat-check",
         description="Find TF1 queue-based input pipeline APIs, say what compat.v1 covers, "
-                    "suggest the tf.data rewrite, and (--fix) switch imports to the shim.")
+                    "suggest the tf.data rewrite, and (--fix) switch imports to the shim.",
+        epilog=_EXIT_HELP)
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                         help="files or directories (default: .)")
     parser.add_argument("--format", choices=sorted(FORMATS), default="text")
@@ -42,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--notes", action="store_true",
                         help="print each finding's semantic-difference notes (text format)")
     parser.add_argument("--fix", action="store_true",
-                        help="rewrite imports to compat.v1 and add disable_v2_behavior()")
+                        help="rewrite imports to compat.v1 and add disable_v2_behavior(); "
+                             "prints what it changed and what it refused to write, and why")
     parser.add_argument("--diff", action="store_true",
                         help="print what --fix would change, change nothing")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
@@ -51,10 +70,23 @@ def _parser() -> argparse.ArgumentParser:
                         help="worker processes for large trees (default: CPU count)")
     parser.add_argument("--output-file", "-o", metavar="FILE",
                         help="write the report to FILE instead of stdout")
+    parser.add_argument("--max-file-size", type=_size, metavar="BYTES",
+                        default=sources.DEFAULT_MAX_FILE_SIZE,
+                        help="larger files are not read and reported as errors; "
+                             "K/M/G suffixes, 0 for no limit (default: 5M)")
+    parser.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 even when legacy APIs are found (errors still exit 2)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.add_argument("--list-rules", action="store_true", help="print the rule table")
     parser.add_argument("--version", action="version", version=f"compat-check {__version__}")
     return parser
+
+
+def _size(text: str) -> int:
+    match = _SIZE.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size in bytes: {text!r} (e.g. 5000000, 5M)")
+    return int(match.group(1)) * 1024 ** " KMG".index(match.group(2).upper() or " ")
 
 
 def _codes(values, known) -> frozenset:
@@ -81,8 +113,11 @@ def main(argv=None) -> int:
     try:
         return _main(argv)
     except _UsageError as exc:
-        print(f"compat-check: error: {exc}", file=sys.stderr)
+        print(printable(f"compat-check: error: {exc}"), file=sys.stderr)
         print("usage: compat-check [options] PATH... (see --help)", file=sys.stderr)
+        return EXIT_ERROR
+    except _Failure as exc:
+        print(printable(f"compat-check: error: {exc}"), file=sys.stderr)
         return EXIT_ERROR
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else EXIT_CLEAN
@@ -109,41 +144,107 @@ def _main(argv) -> int:
     if missing:
         raise _UsageError(f"no such file or directory: {', '.join(missing)}")
 
-    files = engine.discover(options.paths, options.exclude)
+    files, unlisted = discover(options.paths, options.exclude)
+    early, checked = _probe(files, options.max_file_size)
+    to_check = [path for path in files if path not in early]
     progress = None
-    if not options.quiet and len(files) >= _PROGRESS_FROM:
+    if not options.quiet and len(to_check) >= _PROGRESS_FROM:
         progress = engine.stderr_progress()
-    reports = _filter(list(engine.check_files(files, options.jobs, progress)), enabled)
+    late = dict(zip(to_check, engine.check_files(to_check, options.jobs, progress)))
+    early.update(unlisted)
+    reports = _filter([early[p] if p in early else late[p] for p in sorted({*files, *unlisted})],
+                      enabled)
     summary = summarize(reports)
 
+    refused = ()
     if options.fix or options.diff:
         from compat._check import fix  # libcst is slow to import: only when rewriting
-        fix_text = fix.apply(reports, write=options.fix)
+        fix_text = fix.apply(reports, write=options.fix, roots=options.paths,
+                             max_file_size=options.max_file_size,
+                             checked={engine.display_path(p): info for p, info in checked.items()})
+        refused = fix_text.refused
         if options.diff:
             _emit(fix_text.diff, options.output_file)
             print(fix_text.summary, file=sys.stderr)
-            return _exit_code(summary)
+            return _exit_code(summary, refused, options.exit_zero)
         print(fix_text.summary, file=sys.stderr)
 
     formatter = FORMATS[options.format]
     _emit(formatter.render(reports, summary, show_notes=options.notes,
                            statistics=options.statistics), options.output_file)
-    return _exit_code(summary)
+    return _exit_code(summary, refused, options.exit_zero)
 
 
 def _exists(path: str) -> bool:
-    return os.path.exists(path)
+    # lexists: a broken symlink or a symlink loop is reported as such, not as missing
+    return os.path.lexists(path)
 
 
-def _exit_code(summary) -> int:
-    if summary.errors:
+def discover(paths, excludes=()) -> tuple:
+    """(files to check, {directory: FileReport with the error}) for directories that
+    could not be listed; otherwise exactly engine.discover's choice of files."""
+    patterns = tuple(excludes)
+    found: list = []
+    unlisted: dict = {}
+
+    def excluded(path):
+        name = os.path.basename(path)
+        return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p) for p in patterns)
+
+    def failed(exc: OSError):
+        where = os.fsdecode(exc.filename) if exc.filename is not None else "(a directory)"
+        unlisted[where] = FileReport(engine.display_path(where), scan=SCAN_SKIPPED,
+                                     error=f"cannot read directory: {exc.strerror or exc}")
+
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, names in os.walk(path, onerror=failed):
+                dirs[:] = sorted(d for d in dirs if d not in engine.DEFAULT_EXCLUDES
+                                 and not excluded(os.path.join(root, d)))
+                for name in sorted(names):
+                    full = os.path.join(root, name)
+                    if name.endswith(engine.SUFFIXES) and not excluded(full):
+                        found.append(full)
+        else:
+            found.append(path)
+    return sorted(dict.fromkeys(found)), unlisted
+
+
+def _probe(files, max_size) -> tuple:
+    """({path: FileReport} for files not to open, {path: os.stat_result} for the others)."""
+    early, checked = {}, {}
+    for path in files:
+        try:
+            checked[path] = sources.probe(path, max_size)
+        except sources.Unreadable as exc:
+            early[path] = FileReport(engine.display_path(path), scan=SCAN_SKIPPED, error=str(exc))
+        except sources.NotRegular as exc:
+            early[path] = FileReport(engine.display_path(path), scan=SCAN_SKIPPED,
+                                     problem=str(exc))
+    return early, checked
+
+
+def _exit_code(summary, refused=(), exit_zero=False) -> int:
+    if summary.errors or refused:
         return EXIT_ERROR
+    if exit_zero:
+        return EXIT_CLEAN
     return EXIT_FINDINGS if summary.has_findings else EXIT_CLEAN
 
 
 def _emit(text: str, output_file) -> None:
     if output_file:
-        with open(output_file, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
+        try:
+            with open(output_file, "w", encoding="utf-8", errors="backslashreplace") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise _Failure(f"cannot write the report to {output_file}: "
+                           f"{exc.strerror or exc}") from None
+        return
+    try:
         sys.stdout.write(text)
+    except UnicodeEncodeError:  # a terminal that is not UTF-8
+        sys.stdout.flush()
+        encoding = sys.stdout.encoding or "utf-8"
+        sys.stdout.buffer.write(text.encode(encoding, "backslashreplace"))
+        sys.stdout.flush()

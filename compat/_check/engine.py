@@ -8,6 +8,7 @@ import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from typing import Iterable, Iterator
 
 from compat._check import names, sources, tokens
@@ -103,18 +104,36 @@ def _analyse(path: str, data: bytes) -> FileReport:
             problem = _describe_parse_error(exc)
     if tree is not None:
         resolution = names.resolve_module(tree, source.text)
-        sites, references, scan = resolution.sites, resolution.references, SCAN_AST
+        scan = SCAN_AST
     else:
-        sites, references = tokens.scan(source.text)
+        resolution = tokens.resolve(source.text)
         scan = SCAN_TOKENS
+    sites, references = resolution.sites, resolution.references
     sites = _unsuppressed(sites, source.text)
     context = Context(path=path, source=source, scan=scan, sites=sites)
     findings = {}
     for rule in RULES:
         for finding in rule.check(context):
             findings.setdefault((finding.cell or 0, finding.line, finding.col, finding.code), finding)
+    if resolution.unresolved:
+        _explain_unresolved(findings, resolution.unresolved, source)
     ordered = tuple(findings[key] for key in sorted(findings))
     return FileReport(path, ordered, scan, problem, "", references)
+
+
+def _explain_unresolved(findings: dict, unresolved, source) -> None:
+    """Say so in the message of a finding reached through a module the checker could not
+    resolve (`from mypkg.compat import tfv1; tfv1.FIFOQueue(...)`)."""
+    notes = {}
+    for (line, col), alias, module, name in unresolved:
+        cell, cell_line = source.locate(line)
+        notes[(cell or 0, cell_line, col + 1)] = (
+            f" (`{alias}` is imported from {module}, which could not be resolved: "
+            f"{name} is a TF1 legacy name, so it is taken to be TensorFlow's)")
+    for key, finding in findings.items():
+        note = notes.get(key[:3])
+        if note is not None:
+            findings[key] = replace(finding, message=finding.message + note)
 
 
 def _describe_parse_error(exc) -> str:

@@ -50,6 +50,15 @@ def generate() -> str:
         "(shown with TF1's default arguments; the checker fills in each call's own), and the "
         "semantic differences to watch when rewriting by hand.",
         "",
+        "Each rewrite is one line of Python that runs as printed after `import tensorflow as "
+        "tf` (tests/check/test_check_rewrites_run.py executes every one of them on tiny inputs "
+        "and checks its elements against TF1's behaviour). Its names are the call's own "
+        "arguments, placeholders it defines itself, or the input the queue stage becomes: "
+        "`dataset` is the "
+        "tf.data.Dataset whose elements are the examples the queue held (the call's "
+        "`tensors`, a list of tensors as a tuple), `filenames` the dataset of what a reader's "
+        "queue held (e.g. the rewrite of `string_input_producer`).",
+        "",
         "Coverage: **covered** — runs unchanged on tf.data under the shim; **partial** — runs, "
         "with the limits in the notes; **not covered** — needs manual work; **keep as is** — "
         "not an input pipeline.",

@@ -1,12 +1,17 @@
 """Reading files the way Python would, and falling back gracefully when it would not.
 
-A source is plain text plus, for notebooks, a map from its lines back to cells.
+A source is plain text plus, for notebooks, a map from its lines back to cells. Before any
+file is opened, `probe` makes sure it is a regular file of a sane size: a FIFO named `x.py`
+would block the run forever, a device would never end, a 50 MB generated file costs gigabytes.
 """
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass
 from typing import Optional
@@ -95,3 +100,90 @@ def broken_notebook_source(data: bytes, reason: str) -> Source:
 
     return Source(_JSON_STRING.sub(unquote, raw), "utf-8",
                   f"not a valid notebook ({reason}); its strings scanned as text")
+
+
+# --- the file system ------------------------------------------------------------------------
+
+DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024  # bytes; --max-file-size, 0 for no limit
+
+_SPECIAL_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                  (stat.S_ISDIR, "a directory"))
+
+
+class Unreadable(Exception):
+    """The file cannot be checked: an error (exit status 2). The message says why."""
+
+
+class NotRegular(Exception):
+    """A FIFO, device or socket: skipped without being opened. The message says which."""
+
+
+def special_kind(mode: int) -> str:
+    """"a FIFO", "a socket", ... for anything but a regular file, else ""."""
+    if stat.S_ISREG(mode):
+        return ""
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), "not a regular file")
+
+
+def describe_os_error(exc: OSError, path: str) -> str:
+    """Why `path` could not be read, in words (a symlink loop is not "no such file")."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop: the link cannot be resolved"
+    if exc.errno == errno.ENOENT and os.path.islink(path):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return f"broken symbolic link (its target {target} does not exist)"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def too_large(size: int, limit: int) -> str:
+    return (f"{size} bytes, over the {limit}-byte --max-file-size limit: not checked "
+            "(raise --max-file-size, or --exclude the file)")
+
+
+def _refuse_special(info: os.stat_result, max_size: int) -> None:
+    kind = special_kind(info.st_mode)
+    if kind:
+        raise NotRegular(f"{kind}, not a regular file: skipped")
+    if max_size and info.st_size > max_size:
+        raise Unreadable(too_large(info.st_size, max_size))
+
+
+def probe(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> os.stat_result:
+    """stat() `path` (through symlinks) without opening it.
+
+    Raises Unreadable (an error: missing target, symlink loop, too large, ...) or NotRegular
+    (a FIFO, device or socket: to be skipped).
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise Unreadable(describe_os_error(exc, path)) from None
+    _refuse_special(info, max_size)
+    return info
+
+
+def read_regular(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> tuple:
+    """(bytes, stat of the open file) of a regular file; Unreadable / NotRegular otherwise.
+
+    Opened non-blocking, so a FIFO swapped in after `probe` cannot hang the run, and checked
+    again on the open descriptor; never reads more than `max_size` + 1 bytes.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise Unreadable(describe_os_error(exc, path)) from None
+    with open(fd, "rb", closefd=True) as handle:
+        try:
+            info = os.fstat(fd)
+            _refuse_special(info, max_size)
+            data = handle.read(max_size + 1) if max_size else handle.read()
+        except OSError as exc:
+            raise Unreadable(describe_os_error(exc, path)) from None
+    if max_size and len(data) > max_size:
+        raise Unreadable(too_large(len(data), max_size))
+    return data, info

@@ -72,6 +72,8 @@ FINDING_CASES = {
         ("from tensorflow.python.training.queue_runner_impl import start_queue_runners\n"
          "start_queue_runners(sess)", ["TFQ313"]),
         ("import tensorflow as tf\nclass MyRunner(tf.train.QueueRunner):\n    pass", ["TFQ311"]),
+        ("import tensorflow as tf\nsv = tf.train.Supervisor()\nsv.start_queue_runners(sess, [qr])",
+         ["TFQ313"]),
     ],
     coordination: [
         ("import tensorflow as tf\ncoord = tf.train.Coordinator()", ["TFQ321"]),
@@ -80,12 +82,12 @@ FINDING_CASES = {
         ("import tensorflow as tf\ncoord = tf.train.Coordinator()\ncoord.request_stop()", ["TFQ321"]),
     ],
     end_of_input: [
-        ("import tensorflow as tf\ntry:\n    pass\nexcept tf.errors.OutOfRangeError:\n    pass",
-         ["TFQ401"]),
-        ("import tensorflow as tf\ntry:\n    pass\n"
+        ("import tensorflow as tf\ntry:\n    sess.run(batch)\n"
+         "except tf.errors.OutOfRangeError:\n    pass", ["TFQ401"]),
+        ("import tensorflow as tf\ntry:\n    sess.run(batch)\n"
          "except (tf.compat.v1.errors.OutOfRangeError, KeyError):\n    pass", ["TFQ401"]),
         ("from tensorflow.python.framework.errors_impl import OutOfRangeError\n"
-         "try:\n    pass\nexcept OutOfRangeError:\n    pass", ["TFQ401"]),
+         "try:\n    sess.run(batch)\nexcept OutOfRangeError:\n    pass", ["TFQ401"]),
         ("import tensorflow as tf\nwhile True:\n    try:\n        sess.run(op)\n"
          "    except tf.errors.OutOfRangeError as e:\n        break", ["TFQ401"]),
     ],
@@ -143,7 +145,9 @@ NOOP_CASES = {
         "from six.moves import queue\nqueue.Queue()",
     ],
     runners: [
-        "import tensorflow as tf\nsv = tf.train.Supervisor()\nsv.start_queue_runners(sess, [qr])",
+        "import tensorflow as tf\nsv = tf.train.Supervisor()\n"
+        "qr = tf.train.SyncReplicasOptimizer(o, 2).get_chief_queue_runner()\n"
+        "sv.start_queue_runners(sess, [qr])",
         "def start_queue_runners(pool):\n    pass\nstart_queue_runners([])",
         "import tensorflow as tf\nrunners = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)",
     ],

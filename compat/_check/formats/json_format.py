@@ -1,4 +1,7 @@
-"""A JSON document: every finding, every file that was not parsed normally, the summary."""
+"""A JSON document: every finding, every file that was not parsed normally, the summary.
+
+Always valid UTF-8: the bytes of a file name that is not UTF-8 are shown as \\xNN.
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -6,7 +9,7 @@ import json
 
 from compat import __version__
 from compat._check.model import SCAN_AST
-from compat._check.summary import statistics_lines
+from compat._check.summary import printable_data, statistics_lines
 
 
 def _finding(finding) -> dict:
@@ -25,6 +28,8 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
             for r in reports if r.findings or r.scan != SCAN_AST or r.error or r.problem],
         "summary": dataclasses.asdict(summary),
     }
+    if not summary.skipped:  # only there when a FIFO, device or socket was skipped
+        del document["summary"]["skipped"]
     if statistics:
         document["statistics"] = statistics_lines(reports)
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(printable_data(document), indent=2, ensure_ascii=False) + "\n"

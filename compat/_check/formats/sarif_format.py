@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
 from urllib.parse import quote
 
 from compat import __version__
 from compat import _api_table as table
 from compat._check import render as wording
 from compat._check.rules import all_codes
+from compat._check.summary import is_special_skip, printable_data
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {table.COVERED: "warning", table.PARTIAL: "warning", table.NOT_COVERED: "error",
@@ -28,7 +30,12 @@ def _rule(row) -> dict:
 
 
 def _uri(path: str) -> str:
-    return quote(path, safe="/:")
+    """Percent-encoded bytes of the path: right for file names that are not UTF-8 too."""
+    try:
+        raw = os.fsencode(path)
+    except UnicodeError:
+        raw = path.encode("utf-8", "backslashreplace")
+    return quote(raw, safe="/:")
 
 
 def _result(finding, rule_index) -> dict:
@@ -66,8 +73,12 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
     for report in reports:
         if not (report.problem or report.error):
             continue
-        text = (f"{report.problem}; scanned by tokens" if report.problem and not report.error
-                else report.error)
+        if report.error:  # could not be read: an error, exit status 2
+            text = f"{report.path}: {report.error}"
+        elif is_special_skip(report):
+            text = f"{report.path}: {report.problem}"
+        else:
+            text = f"{report.problem}; scanned by tokens"
         notifications.append({
             "level": "error" if report.error else "warning",
             "message": {"text": text},
@@ -91,4 +102,4 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
             "results": [_result(f, rule_index) for report in reports for f in report.findings],
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(printable_data(log), indent=2, ensure_ascii=False) + "\n"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
-from compat._check.summary import statistics_lines, summary_lines
+from compat._check.summary import printable, statistics_lines, summary_lines
 
 
 def render(reports, summary, show_notes=False, statistics=False) -> str:
@@ -24,4 +24,4 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
     if lines:
         lines.append("")
     lines.extend(summary_lines(summary))
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")  # file names need not be UTF-8
