@@ -12,32 +12,11 @@ import pytest
 
 import bridge_pipelines as pipelines
 from conftest import tf_real
+from session_streams import run_stream
 
 import compat
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(300)]
-
-
-def _graph_mode_stream(tf, build, graph_seed=None, max_steps=1000):
-    """Everything `build(tf)` delivers in a Session, until OutOfRangeError."""
-    with tf_real.Graph().as_default():
-        if graph_seed is not None:
-            tf.set_random_seed(graph_seed)
-        fetches = build(tf)
-        values = []
-        with tf.Session() as sess:
-            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            try:
-                for _ in range(max_steps):
-                    values.append(sess.run(fetches))
-            except tf_real.errors.OutOfRangeError:
-                pass
-            finally:
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
-    return values
 
 
 def _elements(dataset_of, max_steps=1000):
@@ -77,7 +56,7 @@ def test_a_deterministic_pipeline_gives_tf1s_elements_bit_for_bit(legacy, paths)
     def build(tf):
         return pipelines.ordered_batches(tf, paths, num_epochs=2)
 
-    expected = _graph_mode_stream(legacy, build)
+    expected = run_stream(legacy, build)
     assert len(expected) == 2 * 120 // 8
     _assert_same_stream(expected, _elements(lambda: compat.to_dataset(build)))
 
@@ -87,14 +66,14 @@ def test_with_a_graph_seed_the_elements_are_the_graph_mode_shims(shim, paths, gr
     def build(tf):
         return pipelines.shuffled_batches(tf, paths, num_epochs=2)
 
-    expected = _graph_mode_stream(shim, build, graph_seed=graph_seed)
+    expected = run_stream(shim, build, graph_seed=graph_seed)
     assert len(expected) == 2 * 120 // 8
     got = _elements(lambda: compat.to_dataset(build, graph_seed=graph_seed))
     _assert_same_stream(expected, got)
 
 
 def test_arguments_reach_build(legacy, paths):
-    expected = _graph_mode_stream(
+    expected = run_stream(
         legacy, lambda tf: pipelines.ordered_batches(tf, paths, batch_size=5, num_epochs=1))
     got = _elements(lambda: compat.to_dataset(pipelines.ordered_batches, paths, batch_size=5,
                                               num_epochs=1))
@@ -211,7 +190,7 @@ def test_a_placeholder_with_default_crosses_with_its_default(legacy):
         index = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
         return tf.train.batch([tf.cast(index, tf.float32) * scale], batch_size=2)
 
-    expected = _graph_mode_stream(legacy, build)
+    expected = run_stream(legacy, build)
     _assert_same_stream(expected, _elements(lambda: compat.to_dataset(build)))
 
 
