@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import fnmatch
 import os
 import re
 import sys
@@ -183,31 +182,14 @@ def _exists(path: str) -> bool:
 def discover(paths, excludes=()) -> tuple:
     """(files to check, {directory: FileReport with the error}) for directories that
     could not be listed; otherwise exactly engine.discover's choice of files."""
-    patterns = tuple(excludes)
-    found: list = []
     unlisted: dict = {}
-
-    def excluded(path):
-        name = os.path.basename(path)
-        return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p) for p in patterns)
 
     def failed(exc: OSError):
         where = os.fsdecode(exc.filename) if exc.filename is not None else "(a directory)"
         unlisted[where] = FileReport(engine.display_path(where), scan=SCAN_SKIPPED,
                                      error=f"cannot read directory: {exc.strerror or exc}")
 
-    for path in paths:
-        if os.path.isdir(path):
-            for root, dirs, names in os.walk(path, onerror=failed):
-                dirs[:] = sorted(d for d in dirs if d not in engine.DEFAULT_EXCLUDES
-                                 and not excluded(os.path.join(root, d)))
-                for name in sorted(names):
-                    full = os.path.join(root, name)
-                    if name.endswith(engine.SUFFIXES) and not excluded(full):
-                        found.append(full)
-        else:
-            found.append(path)
-    return sorted(dict.fromkeys(found)), unlisted
+    return engine.discover(paths, excludes, on_error=failed), unlisted
 
 
 def _probe(files, max_size) -> tuple:

@@ -51,8 +51,10 @@ def _unsuppressed(sites, text):
     return tuple(kept)
 
 
-def discover(paths: Iterable[str], excludes=()) -> list:
-    """Files to check, sorted; explicit files are kept whatever their suffix."""
+def discover(paths: Iterable[str], excludes=(), on_error=None) -> list:
+    """Files to check, sorted; explicit files are kept whatever their suffix.
+
+    on_error: called with the OSError of a directory that cannot be listed (else skipped)."""
     patterns = tuple(excludes)
     found: list = []
 
@@ -62,7 +64,7 @@ def discover(paths: Iterable[str], excludes=()) -> list:
 
     for path in paths:
         if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
+            for root, dirs, files in os.walk(path, onerror=on_error):
                 dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES
                                  and not excluded(os.path.join(root, d)))
                 for name in sorted(files):
