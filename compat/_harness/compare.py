@@ -150,6 +150,8 @@ def compare(build, candidate=None, mode="auto", max_batches: int | None = DEFAUL
         notes.append(f"legacy side replayed from golden file recorded with TensorFlow "
                      f"{legacy.metadata.get('tf_version')}")
     order_of_candidate = candidate if candidate is not None else shim_module()
+    if isinstance(candidate, SideRun) and candidate.module is not None:
+        order_of_candidate = candidate.module  # a recorded run of this build: re-run it
     if isinstance(candidate, str) and candidate == "to_dataset":
         candidate = _through_to_dataset(build, graph_seed)
     candidate_run = _side_from(candidate if candidate is not None else shim_module(), build,

@@ -33,6 +33,8 @@ class SideRun:
 
     notes: things about the run that are worth knowing but are no error of the pipeline
            (e.g. queue-runner threads that were slow to shut down after the last batch)
+    module: the ``tf`` module the build ran under (None: a candidate run as it is); lets
+           `compare` re-run the same build for this side's own input order
     """
 
     stream: Stream
@@ -40,6 +42,7 @@ class SideRun:
     seconds: float = 0.0
     origin: str = ""
     notes: tuple = ()
+    module: object = field(default=None, repr=False, compare=False)
 
 
 def _flat_tensors(fetches):
@@ -95,7 +98,7 @@ def run_side(fn, module=None, *, max_batches=None, graph_seed=None, timeout=120.
             facts = inspect_graph(graph, _flat_tensors(fetches), queue_runners)
         except Exception as exc:  # noqa: BLE001 - reported as the side's error
             return SideRun(Stream((), ended="error", error=_error_text(exc), origin=origin),
-                           facts, time.monotonic() - started, origin)
+                           facts, time.monotonic() - started, origin, module=module)
         errors = tf_real.errors
         coord = None
         threads = []
@@ -143,7 +146,7 @@ def run_side(fn, module=None, *, max_batches=None, graph_seed=None, timeout=120.
     batched = facts.batched if facts.batched is not None else _looks_batched(batches)
     stream = Stream(tuple(batches), batched=batched, ended=ended, error=error, origin=origin,
                     timeline=tuple(timeline), unpad=facts.padded)
-    return SideRun(stream, facts, time.monotonic() - started, origin, side_notes)
+    return SideRun(stream, facts, time.monotonic() - started, origin, side_notes, module)
 
 
 def _as_fetches(value, tf):
