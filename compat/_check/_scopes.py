@@ -285,17 +285,17 @@ class Walker:
 
     def _for(self, node, scope, block, stack):
         stack.append((node.iter, scope, block))
-        body = _Block(block, True)
-        stack.append((node.target, scope, body))
-        for statement in node.body:
-            stack.append((statement, scope, body))
-        orelse = _Block(block, False)
-        for statement in node.orelse:
-            stack.append((statement, scope, orelse))
+        self._loop(node, node.target, scope, block, stack)
 
     def _while(self, node, scope, block, stack):
+        self._loop(node, node.test, scope, block, stack)
+
+    @staticmethod
+    def _loop(node, head, scope, block, stack):
+        """A loop's head (a for target, a while test) and body run in a block that repeats;
+        its else clause in one that does not."""
         body = _Block(block, True)
-        stack.append((node.test, scope, body))
+        stack.append((head, scope, body))
         for statement in node.body:
             stack.append((statement, scope, body))
         orelse = _Block(block, False)
