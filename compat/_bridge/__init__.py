@@ -2,16 +2,8 @@
 
 `build(tf, *args, **kwargs)` runs with `compat.v1` in a private graph, so every queue call
 compiles to tf.data as in graph mode. The dataset of what `build` returned (its batches, or
-any structure computed from stage outputs) is serialized there (`DatasetToGraphV2`) and
-rebuilt in the caller's context:
-
-- eager: `DatasetFromGraph` over the serialized graph; each iteration builds new iterators,
-  so it replays from the start, as a new Session does;
-- while a `tf.function` is traced: the same op, its input behind a stateful identity
-  (`Print` that never prints), since grappler would otherwise fold the dataset into a
-  constant that cannot be serialized;
-- in a plain graph (a TF1 program): the dataset's ops imported into the graph, which a
-  one-shot iterator can capture by value.
+any structure computed from stage outputs) is serialized there and rebuilt in the caller's
+context: eager, a `tf.function` being traced, or a plain graph (see `dataset_graphs`).
 
 What cannot cross (its state lives in the private graph's Session, which never runs): a
 queue fed from Python, a placeholder, a lookup table or variable, a stream shared by several
@@ -26,9 +18,8 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import graph_pb2, node_def_pb2, types_pb2
 from tensorflow.python.framework import tensor_util
-from tensorflow.python.framework import func_graph
 
-from compat._bridge import fingerprinted
+from compat._bridge import dataset_graphs, fingerprinted
 from compat._runtime import build_context, element_source, lifting, plan
 
 # Op types whose state the private graph's Session would hold (or feed): the rebuilt
@@ -75,26 +66,19 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
         if frame.waits_on_runs:
             _refuse("a queue fed from Python (its enqueue runs in a Session)")
         plan.build_pending(graph)
-        graph_def = _serialized(dataset)
+        graph_def = dataset_graphs.serialized(dataset)
         if len(_sources(graph_def)) > 1:
             # Stages read together (zipped): the tf.data service's dynamic sharding would hand
             # each source's splits to any worker, pairing elements that never met. One split
             # for the whole pipeline instead: one worker reads all of it.
             dataset = tf.data.Dataset.from_tensors(0).flat_map(lambda _, whole=dataset: whole)
-            graph_def = _serialized(dataset)
+            graph_def = dataset_graphs.serialized(dataset)
         element_spec = dataset.element_spec
     _check_crossable(graph_def)
     _divisions_by_constants_as_tf1_runs_them(graph_def)
     _epochs_bounded_at_their_source(graph_def)
-    return dataset_from_graph_def(graph_def, element_spec)
-
-
-def _serialized(dataset: tf.data.Dataset) -> graph_pb2.GraphDef:
-    """The dataset's graph, serialized in its (the current, private) graph."""
-    serialized = dataset._as_serialized_graph(  # pylint: disable=protected-access
-        external_state_policy=tf.data.experimental.ExternalStatePolicy.IGNORE)
-    with tf.compat.v1.Session(graph=serialized.graph) as session:
-        return graph_pb2.GraphDef.FromString(session.run(serialized))
+    return fingerprinted.BridgedDataset(dataset_graphs.variant_of(graph_def), element_spec,
+                                        graph_def)
 
 
 @contextlib.contextmanager
@@ -158,11 +142,6 @@ def _divisions_by_constants_as_tf1_runs_them(graph_def: graph_pb2.GraphDef) -> N
         function.node_def.extend(added)
 
 
-def _producer(nodes: dict, name: str):
-    """The node of `nodes` (by name) that outputs input `name` ("node:0", "^node", "node")."""
-    return nodes.get(name.lstrip("^").split(":")[0])
-
-
 def _sources(graph_def: graph_pb2.GraphDef) -> list:
     """The pipeline's datasets that read no other dataset: what dynamic sharding splits."""
     nodes = {node.name: node for node in graph_def.node}
@@ -171,7 +150,7 @@ def _sources(graph_def: graph_pb2.GraphDef) -> list:
         return node is not None and "Dataset" in node.op
 
     return [node for node in graph_def.node if is_dataset(node)
-            and not any(is_dataset(_producer(nodes, name)) for name in node.input)]
+            and not any(is_dataset(dataset_graphs.producer(nodes, name)) for name in node.input)]
 
 
 # Dataset ops that give exactly one element per input element.
@@ -190,7 +169,7 @@ def _epochs_bounded_at_their_source(graph_def: graph_pb2.GraphDef) -> None:
     nodes = {node.name: node for node in graph_def.node}
 
     def constant(name):
-        node = _producer(nodes, name)
+        node = dataset_graphs.producer(nodes, name)
         if node is None or node.op != "Const":
             return None
         return tensor_util.MakeNdarray(node.attr["value"].tensor)
@@ -199,40 +178,10 @@ def _epochs_bounded_at_their_source(graph_def: graph_pb2.GraphDef) -> None:
         count = constant(take.input[1])
         if count is None or count.shape or count < 0:
             continue
-        node = _producer(nodes, take.input[0])
+        node = dataset_graphs.producer(nodes, take.input[0])
         while node is not None and node.op in _ONE_TO_ONE:
-            node = _producer(nodes, node.input[0])
+            node = dataset_graphs.producer(nodes, node.input[0])
         if (node is not None and node.op == "RepeatDataset"
                 and constant(node.input[1]) == -1
-                and getattr(_producer(nodes, node.input[0]), "op", None) == "TensorDataset"):
+                and getattr(dataset_graphs.producer(nodes, node.input[0]), "op", None) == "TensorDataset"):
             node.input[1] = take.input[1]
-
-
-def dataset_from_graph_def(graph_def: graph_pb2.GraphDef, element_spec) -> tf.data.Dataset:
-    """The dataset a serialized dataset graph describes, in the current context."""
-    if tf.executing_eagerly():
-        variant = tf.raw_ops.DatasetFromGraph(graph_def=graph_def.SerializeToString())
-    elif isinstance(tf.compat.v1.get_default_graph(), func_graph.FuncGraph):
-        # first_n=0: never prints; the op is stateful, so grappler leaves the input alone.
-        unfolded = tf.raw_ops.Print(input=tf.constant(graph_def.SerializeToString()), data=[],
-                                    message="", first_n=0)
-        variant = tf.raw_ops.DatasetFromGraph(graph_def=unfolded)
-    else:
-        variant = _imported(graph_def)
-    return fingerprinted.BridgedDataset(variant, element_spec, graph_def)
-
-
-def _imported(graph_def: graph_pb2.GraphDef) -> tf.Tensor:
-    """The dataset's ops imported into the current graph; returns its variant tensor.
-
-    The serialized graph marks its output with a `_Retval` node, as DatasetFromGraph reads it.
-    """
-    graph_def = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
-    (index, retval), = [(i, node) for i, node in enumerate(graph_def.node)
-                        if node.op == "_Retval"]
-    output = retval.input[0]
-    del graph_def.node[index]
-    (variant,) = tf.graph_util.import_graph_def(
-        graph_def, return_elements=[output if ":" in output else output + ":0"],
-        name="compat_to_dataset")
-    return variant

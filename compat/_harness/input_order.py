@@ -216,7 +216,7 @@ def _dataset_without_last_shuffle(candidate, graph_seed, takes_tf):
     """(GraphDef, element_spec) of the candidate's dataset with the shuffle nearest its output
     taken out; None if the candidate gives no dataset; a str saying why it cannot be done."""
     tf = legacy_module()
-    from tensorflow.core.framework import graph_pb2
+    from compat._bridge import dataset_graphs
     from compat._harness.runner import _is_dataset  # pylint: disable=protected-access
     with tf.Graph().as_default():
         try:
@@ -225,10 +225,7 @@ def _dataset_without_last_shuffle(candidate, graph_seed, takes_tf):
             dataset = candidate(tf) if takes_tf else candidate()
             if not _is_dataset(dataset):
                 return None
-            serialized = dataset._as_serialized_graph(  # pylint: disable=protected-access
-                external_state_policy=tf.data.experimental.ExternalStatePolicy.IGNORE)
-            with tf.Session() as session:
-                graph_def = graph_pb2.GraphDef.FromString(session.run(serialized))
+            graph_def = dataset_graphs.serialized(dataset)
         except Exception as error:  # noqa: BLE001 - the reason is reported, not raised
             return f"the candidate's input order is unknown: its dataset could not be read ({error})"
         element_spec = dataset.element_spec
@@ -238,36 +235,39 @@ def _dataset_without_last_shuffle(candidate, graph_seed, takes_tf):
     if any(node.op in _SHUFFLES and not _seeded(node, nodes) for node in every_node):
         return ("the candidate's input order is unknown: it shuffles without a seed (pass "
                 "graph_seed=, seed its shuffles, or pass source_index=)")
-    (retval,) = [node for node in graph_def.node if node.op == "_Retval"]
-    node = nodes.get(retval.input[0].split(":")[0])
+    node = dataset_graphs.producer(nodes, dataset_graphs.output_node(graph_def).input[0])
     while node is not None and node.op not in _SHUFFLES:
-        node = nodes.get(node.input[0].split(":")[0]) if node.input else None
+        node = dataset_graphs.producer(nodes, node.input[0]) if node.input else None
     if node is None:
         return graph_def, element_spec  # no shuffle: the stream is its own input order
     if node.op.startswith("ShuffleAndRepeat"):
         return "the candidate's input order is unknown: its last shuffle is fused with repeat"
     replacement = node.input[0]
     for other in graph_def.node:
-        other.input[:] = [replacement if reference.split(":")[0] == node.name else reference
+        other.input[:] = [replacement if dataset_graphs.producer(nodes, reference) is node
+                          and not reference.startswith("^") else reference
                           for reference in other.input]
     return graph_def, element_spec
 
 
 def _seeded(node, nodes) -> bool:
-    """Whether a shuffle node has a fixed seed pair (TF's (0, 0) means "draw one")."""
+    """Whether a shuffle node has a fixed seed pair (TF's (0, 0) means "draw one"). Seeds
+    are looked up among the top-level nodes: a shuffle inside a function counts as unseeded,
+    which only makes its input order unknown."""
+    from compat._bridge import dataset_graphs
+    from tensorflow.python.framework import tensor_util
     if node.op not in ("ShuffleDataset", "ShuffleDatasetV3", "ShuffleAndRepeatDataset",
                        "ShuffleAndRepeatDatasetV2"):
         return False
     seeds = []
     for reference in node.input[2:4]:
-        constant = nodes.get(reference.split(":")[0])
+        constant = dataset_graphs.producer(nodes, reference)
         if constant is None or constant.op != "Const":
             return False
-        from tensorflow.python.framework import tensor_util
         seeds.append(int(tensor_util.MakeNdarray(constant.attr["value"].tensor)))
     return any(seeds)
 
 
 def _rebuilt(graph_def, element_spec):
-    from compat._bridge import dataset_from_graph_def
-    return dataset_from_graph_def(graph_def, element_spec)
+    from compat._bridge import dataset_graphs
+    return dataset_graphs.dataset_of(graph_def, element_spec)

@@ -97,7 +97,7 @@ class _GraphPlan:
         self.streams: dict = {}  # stream key -> the stream (a Stage or a queue of stages)
         self.consumers: dict = {}  # stream key -> consumer keys
         self.owners: dict = {}  # stream key -> _Owner of a shared stream
-        # stages and owners to trace before the graph runs: key -> Stage | _Owner
+        # what to trace before the graph is used: stage or owner key -> its build()
         self.unbuilt: dict = {}
 
 
@@ -164,11 +164,8 @@ def build_pending(graph) -> None:
         with graph.as_default(), graph.control_dependencies(None), \
                 tf.compat.v1.name_scope(None):
             while plan.unbuilt:
-                _, unbuilt = plan.unbuilt.popitem()
-                if isinstance(unbuilt, _Owner):
-                    unbuilt.build()
-                else:
-                    _build_stage(unbuilt)
+                _, build = plan.unbuilt.popitem()
+                build()
     finally:
         if was_finalized:
             graph.finalize()
@@ -183,14 +180,19 @@ def _sorted_ops(ops):
     return sorted(ops, key=lambda op: op.name)
 
 
+def _build_when_used(graph, key, build: Callable[[], None]) -> None:
+    """Run `build` before `graph` is first used (see `build_pending`; a later call with the
+    same key replaces it), or now in a function's graph."""
+    if _defers(graph):
+        _plan_of(graph).unbuilt[key] = build
+    else:
+        build()
+
+
 def _rebuild(stage: Stage) -> None:
     """Point the stage's iterator at its dataset traced anew (consumers changed), when the
-    graph is next run (see `build_pending`)."""
-    graph = stage.get_next_op.graph
-    if _defers(graph):
-        _plan_of(graph).unbuilt[_stream_key(stage)] = stage
-        return
-    _build_stage(stage)
+    graph is next used."""
+    _build_when_used(stage.get_next_op.graph, _stream_key(stage), lambda: _build_stage(stage))
 
 
 def _build_stage(stage: Stage) -> None:
@@ -351,11 +353,7 @@ class _Owner:
         return marker.op
 
     def rebuild(self) -> None:
-        graph = self.init_op.graph
-        if _defers(graph):
-            _plan_of(graph).unbuilt[("owner", self.shared_name)] = self
-            return
-        self.build()
+        _build_when_used(self.init_op.graph, ("owner", self.shared_name), self.build)
 
     def build(self) -> None:
         graph = self.init_op.graph
