@@ -1,13 +1,14 @@
 """The context the shim builds datasets in, and what building one finds out about it.
 
 `building(graph)` is entered around every trace of a stage's dataset: in the graph, with the
-graph's op-seed counter left as TF1 would leave it, autograph off and the shim's own control
-flow v2; it yields a `Frame` that the trace fills (the shared streams it pulls from, whether
-it waits on Session runs).
+graph's op-seed counter left as TF1 would leave it, autograph off, the shim's own control
+flow v2 and its own dataset functions prepared for one device; it yields a `Frame` that the
+trace fills (the shared streams it pulls from, whether it waits on Session runs).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 
 import tensorflow as tf
@@ -77,6 +78,9 @@ class Frame:
         # whether its elements can wait for a Session run (a fed queue's enqueue, see
         # `waits_on_session_runs`)
         self.waits_on_runs = False
+        # whether tf.data functions traced now are prepared for one device (see
+        # `_install_one_device_functions`)
+        self.one_device_functions = True
 
 
 @contextlib.contextmanager
@@ -84,6 +88,9 @@ def building(graph):
     """Build a stage's dataset: yields its `Frame`, filled as the dataset is built."""
     frames = _build_frames.__dict__.setdefault("frames", [])
     frames.append(Frame())
+    frames[-1].one_device_functions = (
+        not getattr(graph, "_compat_functions_as_tf_makes_them", False)
+        and (len(frames) == 1 or frames[-2].one_device_functions))
     try:
         with graph.as_default(), seed_counter_preserved(graph), _without_autograph(), \
                 _shim_control_flow_v2():
@@ -108,3 +115,73 @@ def pulls_from(owner_op: tf.Operation, waits_on_runs: bool) -> None:
     if frames:
         frames[-1].owners.add(owner_op)
         frames[-1].waits_on_runs |= waits_on_runs
+
+
+@contextlib.contextmanager
+def user_ops_per_element():
+    """Trace the tf.data functions that run the user's ops element by element inside: they
+    keep TF's multi-device preparation, whose graph passes (oneDNN's kernel rewrites among
+    them) give those ops the kernels TF1's Session gives them, so floats stay TF1's."""
+    frames = _build_frames.__dict__.get("frames")
+    if not frames:
+        yield
+        return
+    saved = frames[-1].one_device_functions
+    frames[-1].one_device_functions = False
+    try:
+        yield
+    finally:
+        frames[-1].one_device_functions = saved
+
+
+def functions_as_tf_makes_them(graph: tf.Graph) -> None:
+    """Leave the tf.data functions of pipelines built in `graph` as TF makes them (for
+    `compat.to_dataset`, whose datasets leave the graph: TF's static dataset optimizations,
+    which a user's iteration applies, reject functions prepared for one device)."""
+    graph._compat_functions_as_tf_makes_them = True  # pylint: disable=protected-access
+
+
+def _one_device_functions_now() -> bool:
+    frames = _build_frames.__dict__.get("frames")
+    return bool(frames) and frames[-1].one_device_functions
+
+
+def _install_one_device_functions() -> None:
+    """Prepare the shim's own tf.data functions on one device.
+
+    tf.data prepares a function carrying `experimental_ints_on_device` (as TF's own
+    prefetch-to-device functions do) on the device that runs it, without the multi-device
+    path and its grappler pass with the Session's options, which was most of a pipeline's
+    first run (MNIST example: first run ~105 -> ~65 ms). Kept on the multi-device path: the
+    functions that run the user's ops element by element (`user_ops_per_element`). A batch
+    computed whole (`vectorize`) holds only ops whose every kernel rounds each element
+    exactly as TF1's (one correctly rounded operation, or none), and the user's ops in any
+    function still get the rewrites of TF1's Session: they sit in functions of their own that
+    the Session's grappler optimizes (`lifting.called_as_function`). Lifting drops device
+    requests, so every op runs on the pipeline's device either way. TF's static dataset
+    rewrites, whose passes over a pipeline's functions reject such functions, are off in
+    the shim's pipelines (`stage_iterators.pipeline_options`). Wrapped once per process;
+    tf.data functions traced outside the shim's builds (the user's own) and in
+    `compat.to_dataset` are left as TF makes them.
+    """
+    from tensorflow.python.data.ops import structured_function
+    wrapper_class = structured_function.StructuredFunctionWrapper
+    if getattr(wrapper_class, "_compat_one_device", False):
+        return
+    original = wrapper_class.__init__
+
+    @functools.wraps(original)
+    def init(self, *args, **kwargs):
+        # Only keyword use_legacy_function/defun_kwargs, as every tf.data caller passes them;
+        # legacy functions take no such attribute.
+        if (_one_device_functions_now() and len(args) <= 8
+                and not kwargs.get("use_legacy_function")):
+            kwargs["defun_kwargs"] = {**(kwargs.get("defun_kwargs") or {}),
+                                      "experimental_ints_on_device": True}
+        original(self, *args, **kwargs)
+
+    wrapper_class.__init__ = init
+    wrapper_class._compat_one_device = True  # pylint: disable=protected-access
+
+
+_install_one_device_functions()

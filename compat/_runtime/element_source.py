@@ -14,7 +14,7 @@ from typing import Callable
 
 import tensorflow as tf
 
-from compat._runtime import lifting
+from compat._runtime import build_context, lifting
 from compat._runtime.plan import add_consumer, consumed, owner_of, stage_of
 
 # Enough calls in flight to use every core; tf.data's AUTOTUNE cost ~20% on 2 cores here.
@@ -52,12 +52,13 @@ class ElementSource:
             anyway when the computation is stateless, since order is kept either way.
         """
         compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
-        if parallelism <= 1 and self.stateful:
-            return self.upstream.map(compute)  # one thread: stateful ops run in TF1's order
-        # deterministic=True keeps input order, which TF1 gives with one thread and is one
-        # of its orders with several.
-        calls = parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
-        return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
+        with build_context.user_ops_per_element():
+            if parallelism <= 1 and self.stateful:
+                return self.upstream.map(compute)  # one thread: stateful ops in TF1's order
+            # deterministic=True keeps input order, which TF1 gives with one thread and is
+            # one of its orders with several.
+            calls = parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
+            return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
 
 
 def source_stages(structure, what: str) -> tuple:

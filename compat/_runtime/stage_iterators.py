@@ -52,6 +52,19 @@ def next_of(iterator, name, blocking):
     return _structure.from_compatible_tensor_list(spec, flat)
 
 
+def pipeline_options() -> tf.data.Options:
+    """Options of every pipeline the shim iterates: without TF's static dataset rewrites.
+
+    The shim builds the pipeline it means to run (parallel maps, batching, prefetch where
+    they pay); the rewrites (map/batch fusion, injected prefetch, ...) cost ~10 ms of the
+    first run (MNIST example), and the passes they run over a pipeline's functions take the
+    shim's functions of one device (see `build_context`) for whole pipelines and fail.
+    """
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = False
+    return options
+
+
 def on_demand_options() -> tf.data.Options:
     """Options for a pipeline that takes elements exactly when asked: a prefetched element
     would be stranded when its consumer stops, and missing from the queue's other consumers."""

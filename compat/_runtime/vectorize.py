@@ -24,7 +24,7 @@ import threading
 
 import tensorflow as tf
 
-from compat._runtime import lifting
+from compat._runtime import build_context, lifting
 
 # Ops given a batched form here, valid when their inputs in one batch have equal lengths.
 _EQUAL_LENGTH_OPS = ("DecodeRaw",)
@@ -196,8 +196,9 @@ def batch_computation(source, element_specs):
         # A dataset rather than a loop: TF prepares its map function when a batch first needs
         # it, where a loop's body would be optimized and instantiated with the batch function
         # at the first run (~17 ms of MNIST's) for the rare batch of unequal lengths.
-        elements = tf.data.Dataset.from_tensor_slices(batch).map(
-            lambda *element: tuple(source.compute(*element)))
+        with build_context.user_ops_per_element():
+            elements = tf.data.Dataset.from_tensor_slices(batch).map(
+                lambda *element: tuple(source.compute(*element)))
         size = tf.shape(batch[0], out_type=tf.int64)[0]
         return tuple(elements.batch(size).get_single_element())
 
