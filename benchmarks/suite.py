@@ -78,6 +78,10 @@ class SuiteConfig:
 
 def _child_env():
     env = dict(os.environ)
+    # Bytecode is cached as an installed package's is: with it off, every subprocess would
+    # compile the shim's modules again (~10 ms counted as the shim's graph build), while
+    # TensorFlow's own bytecode was cached when it was installed.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     env.setdefault("PYTHONHASHSEED", "0")
     env["PYTHONPATH"] = os.pathsep.join(

@@ -195,6 +195,18 @@ def _needs_shape_check(element_spec, shapes):
                for spec, shape in zip(element_spec, shapes))
 
 
+def _deferred_spec(dtypes, element_shapes, batch_size, drop_remainder, dynamic_pad):
+    """The spec of a batch stage whose pipeline is traced when its graph is first used (see
+    `plan.register`): TF1's dequeue's, [batch_size] + shape (None for the batch dimension
+    when a smaller final batch may come). None (traced now) for padded and sparse batches,
+    whose spec the shim's batching decides."""
+    if dynamic_pad or any(shape is None for shape in element_shapes):
+        return None
+    batch_dimension = tf.TensorShape([batch_size if drop_remainder else None])
+    return tuple(tf.TensorSpec(batch_dimension.concatenate(shape), dtype)
+                 for shape, dtype in zip(element_shapes, dtypes))
+
+
 def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shapes, api,
                         consumer):
     """Batches computed whole (see `vectorize`), or None to compute per element.
@@ -240,7 +252,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
                              % (capacity, shuffle[0]))
         tensor_list_list = [_convert(tensor_list, default_name) for tensor_list in tensor_list_list]
         keep_input = _validate_keep_input(keep_input, enqueue_many)
-        _dtypes(tensor_list_list)
+        dtypes = _dtypes(tensor_list_list)
         element_shapes = _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad)
         # TF1 checks these while building its queue, its enqueue ops and its dequeue.
         arguments.require_num_threads(num_threads, default_name)
@@ -300,7 +312,11 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         if static_batch_size is None:
             dequeued = plan.batches_of_fed_size(elements, batch_of, batch_size, scope.rstrip("/"))
         else:
-            dequeued = plan.register(batches, scope)
+            graph = tf.compat.v1.get_default_graph()
+            dequeued = plan.register(
+                batches, scope, element_spec=_deferred_spec(
+                    dtypes, element_shapes, static_batch_size, drop_remainder, dynamic_pad),
+                blocking=not plan.may_wait_on_runs(graph))
         dequeued = list(dequeued)
     if len(dequeued) == 1:
         dequeued = dequeued[0]  # a one-component TF1 queue dequeues a bare tensor

@@ -99,6 +99,7 @@ class _GraphPlan:
         self.owners: dict = {}  # stream key -> _Owner of a shared stream
         # what to trace before the graph is used: stage or owner key -> its build()
         self.unbuilt: dict = {}
+        self.has_fed_queue = False  # see `may_wait_on_runs`
 
 
 def _plan_of(graph, create=False) -> _GraphPlan | None:
@@ -115,16 +116,19 @@ def stage_of(op: tf.Operation) -> Stage | None:
 
 
 def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None,
-             on_demand=False, element_spec=None):
+             on_demand=False, element_spec=None, blocking=False):
     """Create a stage; return the structure user code consumes (the iterator's next element).
 
     part_factory, on_demand: see `Stage`. element_spec: the elements' spec, for a stage whose
-    factory cannot fail; given it, the dataset is traced only when a Session first runs the
-    graph (see `build_pending`), once its consumers are known."""
+    factory raises none of TF1's construction errors (those are checked before); given it,
+    the dataset is traced only when a Session first runs the graph (see `build_pending`),
+    once its consumers are known, and `blocking` says whether its get_next may wait on the
+    Session's thread (see `stage_iterators.next_of`; only where no fed queue can be
+    upstream, see `may_wait_on_runs`)."""
     graph = tf.compat.v1.get_default_graph()
     if element_spec is not None and _defers(graph):
         iterator = stage_iterators.unbuilt_iterator(graph, element_spec)
-        element = stage_iterators.next_of(iterator, name, blocking=False)
+        element = stage_iterators.next_of(iterator, name, blocking=blocking)
         get_next_op = stage_iterators.get_next_op_of(
             tf.nest.flatten(element, expand_composites=True))
         stage = Stage(dataset_factory, get_next_op, element_spec, name, part_factory,
@@ -142,6 +146,19 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory,
                     on_demand=on_demand))
     return element
+
+
+def note_fed_queue(graph) -> None:
+    """Note that `graph` has a queue fed by Session runs (see `may_wait_on_runs`)."""
+    _plan_of(graph, create=True).has_fed_queue = True
+
+
+def may_wait_on_runs(graph) -> bool:
+    """Whether a stage built now could read a queue that Session runs fill: whether the graph
+    has one yet (a stage's upstream is built before it; queues are fed or compiled at their
+    first dequeue). A stage built to block that does read one fails at its trace."""
+    plan = _plan_of(graph)
+    return plan is not None and plan.has_fed_queue
 
 
 def _defers(graph) -> bool:
@@ -197,11 +214,19 @@ def _rebuild(stage: Stage) -> None:
 
 def _build_stage(stage: Stage) -> None:
     graph = stage.get_next_op.graph
-    with build_context.building(graph) as frame:
+    # In the name scope it was created in (a batch call's), as when traced at once.
+    scope = stage.name if stage.name.endswith("/") else None
+    with build_context.building(graph) as frame, tf.compat.v1.name_scope(scope):
         dataset = _own_dataset(stage)
         fresh = tf.compat.v1.data.make_one_shot_iterator(dataset)
     if frame.waits_on_runs and stage.get_next_op.type == "IteratorGetNextSync":
         raise AssertionError(f"{stage.name}: built to block, now reads a fed queue")
+    if not dataset.element_spec.is_compatible_with(stage.element_spec) if isinstance(
+            dataset.element_spec, tf.TypeSpec) else not all(
+            built.is_compatible_with(declared) for built, declared in zip(
+                tf.nest.flatten(dataset.element_spec), tf.nest.flatten(stage.element_spec))):
+        raise AssertionError(f"{stage.name}: built {dataset.element_spec}, declared "
+                             f"{stage.element_spec}")
     fresh_op = tf.nest.flatten(fresh._iterator_resource)[0].op  # pylint: disable=protected-access
     stage.iterator_op._set_attr(  # pylint: disable=protected-access
         "dataset_factory", fresh_op.node_def.attr["dataset_factory"])

@@ -164,13 +164,18 @@ class QueueBase(data_flow_ops.QueueBase):
                 "dequeue from this queue.")
         self._mode = _FED
         self._why_fed = reason
+        if self._graph is not None:
+            plan.note_fed_queue(self._graph)
 
     def _decide(self):
         """Fix this queue's mode at its first dequeue (see the module docstring)."""
         if self._mode is not None:
             return
         self._mode, self._why_fed = _FED, self._fed_reason()
-        if not self._why_fed:
+        if self._why_fed:
+            if self._graph is not None:
+                plan.note_fed_queue(self._graph)
+        else:
             self._mode = _COMPILED
             # All enqueue ops read their stages at once: count them before building any.
             for enqueue in self._enqueues:
