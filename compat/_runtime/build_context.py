@@ -48,7 +48,7 @@ def op_seeds(seed):
     return (seed1 or 0), (seed2 or 0)
 
 
-def _without_autograph():
+def without_autograph():
     """The shim's dataset functions are plain graph code (user ops are copied, not traced from
     Python), so autograph's source conversion would only cost build time."""
     return _autograph_ctx.ControlStatusCtx(status=_autograph_ctx.Status.DISABLED)
@@ -92,7 +92,7 @@ def building(graph):
         not getattr(graph, "_compat_functions_as_tf_makes_them", False)
         and (len(frames) == 1 or frames[-2].one_device_functions))
     try:
-        with graph.as_default(), seed_counter_preserved(graph), _without_autograph(), \
+        with graph.as_default(), seed_counter_preserved(graph), without_autograph(), \
                 _shim_control_flow_v2():
             yield frames[-1]
     finally:

@@ -52,7 +52,10 @@ class ElementSource:
             anyway when the computation is stateless, since order is kept either way.
         """
         compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
-        with build_context.user_ops_per_element():
+        # Autograph off also where a user's call (a queue's as_dataset()) maps outside the
+        # shim's builds: the computation is graph code, and its conversion cache has mixed up
+        # the shim's methods (TypeError from a converted `Stage.iterator_op`).
+        with build_context.user_ops_per_element(), build_context.without_autograph():
             if parallelism <= 1 and self.stateful:
                 return self.upstream.map(compute)  # one thread: stateful ops in TF1's order
             # deterministic=True keeps input order, which TF1 gives with one thread and is
