@@ -158,9 +158,9 @@ def _install_one_device_functions() -> None:
     exactly as TF1's (one correctly rounded operation, or none), and the user's ops in any
     function still get the rewrites of TF1's Session: they sit in functions of their own that
     the Session's grappler optimizes (`lifting.called_as_function`). Lifting drops device
-    requests, so every op runs on the pipeline's device either way. TF's static dataset
-    rewrites, whose passes over a pipeline's functions reject such functions, are off in
-    the shim's pipelines (`stage_iterators.pipeline_options`). Wrapped once per process;
+    requests, so every op runs on the pipeline's device either way. TF's injected prefetch,
+    whose pass over a pipeline's functions rejects such functions, is off in the shim's
+    pipelines (`stage_iterators.with_pipeline_options`). Wrapped once per process;
     tf.data functions traced outside the shim's builds (the user's own) and in
     `compat.to_dataset` are left as TF makes them.
     """

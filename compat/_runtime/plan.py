@@ -261,7 +261,7 @@ def _own_dataset(stage: Stage) -> tf.data.Dataset:
 def _taken_as(dataset, on_demand) -> tf.data.Dataset:
     """The dataset as a stage's iterator takes it: with the shim's pipeline options, and
     taking elements only when asked if `on_demand` (see `Stage`) says so."""
-    dataset = dataset.with_options(stage_iterators.pipeline_options())
+    dataset = stage_iterators.with_pipeline_options(dataset)
     if on_demand() if callable(on_demand) else on_demand:
         return dataset.with_options(stage_iterators.on_demand_options())
     return dataset
@@ -362,7 +362,7 @@ class _Owner:
     def _initializer(dataset, shared_name) -> tf.Operation:
         """A one-shot iterator over nothing, whose factory makes `dataset`'s iterator under
         `shared_name` (a one-shot iterator runs its factory once per Session)."""
-        dataset = dataset.with_options(stage_iterators.pipeline_options())
+        dataset = stage_iterators.with_pipeline_options(dataset)
         types = _structure.get_flat_tensor_types(dataset.element_spec)
         shapes = _structure.get_flat_tensor_shapes(dataset.element_spec)
 
@@ -457,8 +457,8 @@ def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Calla
     with tf.compat.v1.name_scope(None):
         with build_context.building(graph):
             size = tf.cast(batch_size, tf.int64)
-            dataset = batch_of(pulled(owner).take(size), size).with_options(
-                stage_iterators.pipeline_options())
+            dataset = stage_iterators.with_pipeline_options(
+                batch_of(pulled(owner).take(size), size))
         types = _structure.get_flat_tensor_types(dataset.element_spec)
         shapes = _structure.get_flat_tensor_shapes(dataset.element_spec)
         with tf.control_dependencies([owner.init_op]):

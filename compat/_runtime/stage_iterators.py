@@ -52,17 +52,28 @@ def next_of(iterator, name, blocking):
     return _structure.from_compatible_tensor_list(spec, flat)
 
 
-def pipeline_options() -> tf.data.Options:
-    """Options of every pipeline the shim iterates: without TF's static dataset rewrites.
+def with_pipeline_options(dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """The dataset with the options of every pipeline the shim iterates: TF's default static
+    rewrites but one, and none that a part of it turned off (an on-demand queue's, see
+    `on_demand_options`).
 
-    The shim builds the pipeline it means to run (parallel maps, batching, prefetch where
-    they pay); the rewrites (map/batch fusion, injected prefetch, ...) cost ~10 ms of the
-    first run (MNIST example), and the passes they run over a pipeline's functions take the
-    shim's functions of one device (see `build_context`) for whole pipelines and fail.
+    The injected prefetch is left out: its pass over a pipeline's functions takes the shim's
+    functions of one device (see `build_context`) for whole pipelines and fails, and the
+    shim prefetches where it pays anyway. The others are kept by name: map/batch fusion and
+    parallel batching read ~20% more records/s from 200 small TFRecord shards.
     """
+    turned_off = dataset.options().experimental_optimization
     options = tf.data.Options()
-    options.experimental_optimization.apply_default_optimizations = False
-    return options
+    rewrites = options.experimental_optimization
+    rewrites.apply_default_optimizations = False
+    for name in _DEFAULT_REWRITES_KEPT:
+        if getattr(turned_off, name) is not False:
+            setattr(rewrites, name, True)
+    return dataset.with_options(options)
+
+
+_DEFAULT_REWRITES_KEPT = ("map_and_batch_fusion", "parallel_batch", "map_parallelization",
+                          "noop_elimination", "shuffle_and_repeat_fusion")
 
 
 def on_demand_options() -> tf.data.Options:
