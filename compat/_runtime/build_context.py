@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
 
 import tensorflow as tf
@@ -169,6 +170,9 @@ def _install_one_device_functions() -> None:
     if getattr(wrapper_class, "_compat_one_device", False):
         return
     original = wrapper_class.__init__
+    parameters = list(inspect.signature(original).parameters)
+    if parameters[9:11] != ["use_legacy_function", "defun_kwargs"]:
+        return  # a TF whose wrapper takes other arguments: its functions stay as TF makes them
 
     @functools.wraps(original)
     def init(self, *args, **kwargs):
