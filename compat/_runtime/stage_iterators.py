@@ -1,6 +1,8 @@
 """The iterator ops through which user code reads a stage (see `plan`)."""
 from __future__ import annotations
 
+import warnings
+
 import tensorflow as tf
 from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.util import structure as _structure
@@ -62,7 +64,9 @@ def with_pipeline_options(dataset: tf.data.Dataset) -> tf.data.Dataset:
     shim prefetches where it pays anyway. The others are kept by name: map/batch fusion and
     parallel batching read ~20% more records/s from 200 small TFRecord shards.
     """
-    turned_off = dataset.options().experimental_optimization
+    with warnings.catch_warnings():  # in a graph, options() warns that it reads them now
+        warnings.simplefilter("ignore")
+        turned_off = dataset.options().experimental_optimization
     options = tf.data.Options()
     rewrites = options.experimental_optimization
     rewrites.apply_default_optimizations = False

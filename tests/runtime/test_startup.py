@@ -1,0 +1,87 @@
+"""What a pipeline costs before its first batch: tracing and the preparation of functions.
+
+Stream equality with TF1 is tested elsewhere; this checks the compiled graph, so that a change
+which traces batch stages at build time again, blocks a Session thread that a fed queue needs,
+or prepares the user's per-element ops on the one-device path (which changes their floats)
+fails here instead of only in the benchmark.
+"""
+import threading
+
+import numpy as np
+
+ONE_DEVICE = "experimental_ints_on_device"
+
+
+def _dataset_functions(graph_def):
+    """name -> (the function, whether it is prepared for one device), for tf.data's functions."""
+    return {function.signature.name: (function, function.attr[ONE_DEVICE].b)
+            for function in graph_def.library.function
+            if function.attr["_tf_data_function"].b}
+
+
+def _calls_user_ops(function, functions):
+    """Whether `function` calls a function that holds the user's lifted ops (a Defun)."""
+    return any(node.op.startswith("function_") or node.op == "batched"
+               or node.op in functions and _calls_user_ops(functions[node.op][0], functions)
+               for node in function.node_def)
+
+
+def test_batch_stage_is_traced_when_its_graph_first_runs(shim):
+    import tensorflow as real_tf
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        index = shim.train.range_input_producer(40, shuffle=False, num_epochs=1).dequeue()
+        value = shim.cast(index, shim.float32) * 0.5
+        batch = shim.train.batch([value], batch_size=8)
+        traced_at_build = set(graph._functions)  # pylint: disable=protected-access
+        assert batch.op.type == "IteratorGetNextSync"  # no fed queue: waits on its own thread
+        assert batch.shape.as_list() == [8]  # TF1's dequeue_many spec, declared at build
+        with shim.Session() as sess:
+            first = sess.run(batch)
+        traced_at_run = set(graph._functions) - traced_at_build  # pylint: disable=protected-access
+    assert not any("compute_batch" in name for name in traced_at_build)
+    assert any("compute_batch" in name for name in traced_at_run)
+    np.testing.assert_array_equal(first, np.arange(8) * 0.5)
+
+
+def test_batch_of_a_fed_queue_does_not_hold_a_session_thread(shim):
+    import tensorflow as real_tf
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        values = shim.placeholder(shim.int64, [None])
+        queue = shim.FIFOQueue(4, [shim.int64], shapes=[[]])
+        fill, close = queue.enqueue_many([values]), queue.close()
+        batch = shim.train.batch([queue.dequeue() * 2], batch_size=3)
+        assert batch.op.type == "IteratorGetNext"
+        with shim.Session() as sess:
+            feeder = threading.Thread(target=lambda: (sess.run(fill, {values: np.arange(9)}),
+                                                      sess.run(close)))
+            feeder.start()
+            batches = [sess.run(batch).tolist() for _ in range(3)]
+            feeder.join()
+    assert batches == [[0, 2, 4], [6, 8, 10], [12, 14, 16]]
+
+
+def test_user_ops_per_element_keep_the_multi_device_preparation(shim):
+    import tensorflow as real_tf
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        def image():
+            index = shim.train.range_input_producer(16, shuffle=False, num_epochs=1).dequeue()
+            return shim.reshape(shim.cast(index, shim.float32), [1, 1])
+
+        batched = shim.train.batch([image() / 255.0], batch_size=4)  # exact: vectorized
+        per_element = shim.train.batch([shim.exp(image())], batch_size=4)  # not vectorized
+        with shim.Session() as sess:
+            sess.run([batched, per_element])
+    functions = _dataset_functions(graph.as_graph_def())
+    marked = {name for name, (_, one_device) in functions.items() if one_device}
+    user_ops = {name for name, (function, _) in functions.items()
+                if _calls_user_ops(function, functions)}
+    assert marked, "the shim's own functions (readers, producers, batches) are one-device"
+    per_element_maps = {name for name in user_ops if "compute_batch" not in name}
+    assert per_element_maps and not per_element_maps & marked
+    assert any("compute_batch" in name for name in user_ops & marked)
