@@ -224,10 +224,10 @@ def _build_stage(stage: Stage) -> None:
         fresh = tf.compat.v1.data.make_one_shot_iterator(dataset)
     if frame.waits_on_runs and stage.get_next_op.type == "IteratorGetNextSync":
         raise AssertionError(f"{stage.name}: built to block, now reads a fed queue")
-    if not dataset.element_spec.is_compatible_with(stage.element_spec) if isinstance(
-            dataset.element_spec, tf.TypeSpec) else not all(
-            built.is_compatible_with(declared) for built, declared in zip(
-                tf.nest.flatten(dataset.element_spec), tf.nest.flatten(stage.element_spec))):
+    built, declared = (tf.nest.flatten(spec) for spec in (dataset.element_spec,
+                                                            stage.element_spec))
+    if len(built) != len(declared) or not all(
+            part.is_compatible_with(want) for part, want in zip(built, declared)):
         raise AssertionError(f"{stage.name}: built {dataset.element_spec}, declared "
                              f"{stage.element_spec}")
     fresh_op = tf.nest.flatten(fresh._iterator_resource)[0].op  # pylint: disable=protected-access

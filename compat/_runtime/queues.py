@@ -171,19 +171,18 @@ class QueueBase(data_flow_ops.QueueBase):
         """Fix this queue's mode at its first dequeue (see the module docstring)."""
         if self._mode is not None:
             return
-        self._mode, self._why_fed = _FED, self._fed_reason()
-        if self._why_fed:
-            if self._graph is not None:
-                plan.note_fed_queue(self._graph)
-        else:
-            self._mode = _COMPILED
-            # All enqueue ops read their stages at once: count them before building any.
-            for enqueue in self._enqueues:
-                element_source.add_consumers(enqueue.values, f"{self.name} enqueue",
-                                   self._consumer_key(enqueue))
-            self._stream = _CompiledStream(
-                self._compiled_elements, self._dtypes, self._shapes, self._capacity,
-                self.name, self._names, self._padded)
+        reason = self._fed_reason()
+        if reason:
+            self._force_fed(reason)
+            return
+        self._mode = _COMPILED
+        # All enqueue ops read their stages at once: count them before building any.
+        for enqueue in self._enqueues:
+            element_source.add_consumers(enqueue.values, f"{self.name} enqueue",
+                                         self._consumer_key(enqueue))
+        self._stream = _CompiledStream(
+            self._compiled_elements, self._dtypes, self._shapes, self._capacity,
+            self.name, self._names, self._padded)
 
     def _fed_reason(self) -> str:
         if self._eager:
