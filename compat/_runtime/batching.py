@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from compat._runtime import arguments, build_context, element_source, plan, vectorize
+from compat._runtime import arguments, build_context, datasets, element_source, plan, vectorize
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -133,22 +133,32 @@ def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer, 
 
     threads: TF1's enqueue threads for it, which compute that many elements at once."""
     keep_per_row = keep_input.shape.ndims == 1
-    dataset = element_source.element_source(
-        (tuple(tensor_list), keep_input), api, consumer).computed(parallelism=threads)
-    if keep_per_row:
-        dataset = dataset.flat_map(
-            lambda values, keep: tf.data.Dataset.from_tensor_slices((values, keep)))
-    if keep_per_row or not _is_constant_true(keep_input):
-        dataset = dataset.filter(lambda values, keep: keep)
-    dataset = dataset.map(lambda values, keep: values)
+    source = element_source.element_source((tuple(tensor_list), keep_input), api, consumer)
+    if not keep_per_row and _is_constant_true(keep_input):
+        # Nothing to filter: the values straight from the computation (each map costs a
+        # traced function, its instantiation and a call per element).
+        if not enqueue_many:
+            return source.computed(finish=lambda computed: _with_shapes(computed[0], shapes),
+                                   parallelism=threads)
+        dataset = source.computed(finish=lambda computed: computed[0], parallelism=threads)
+    else:
+        dataset = source.computed(parallelism=threads)
+        if keep_per_row:
+            dataset = dataset.flat_map(
+                lambda values, keep: tf.data.Dataset.from_tensor_slices((values, keep)))
+        dataset = dataset.filter(lambda values, keep: keep).map(lambda values, keep: values)
     if enqueue_many and not keep_per_row:
-        dataset = dataset.unbatch()
+        dataset = datasets.unbatched(dataset)
     if _needs_shape_check(dataset.element_spec, shapes):
-        dataset = dataset.map(lambda *values: tuple(
-            value if shape is None or isinstance(value, tf.SparseTensor)
-            else tf.ensure_shape(value, shape)
-            for value, shape in zip(values, shapes)))
+        dataset = dataset.map(lambda *values: _with_shapes(values, shapes))
     return dataset
+
+
+def _with_shapes(values, shapes):
+    """`values`, each checked against its shape in `shapes` where that says more."""
+    return tuple(value if shape is None or isinstance(value, tf.SparseTensor)
+                 or value.shape == shape else tf.ensure_shape(value, shape)
+                 for value, shape in zip(values, shapes))
 
 
 def _shuffle_buffer(capacity, min_after_dequeue, static_batch_size):
@@ -215,8 +225,11 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
     shuffle, if any, reorders raw elements instead of computed ones, which for a stateless
     computation is the same thing.
     """
+    computation = element_source.lifted(tuple(tensor_list), api)
+    if computation.stateful or not vectorize.all_exact_when_batched(computation.ops):
+        return None  # decided before the upstream is built: a build not used costs its tracing
     source = element_source.element_source(tuple(tensor_list), api, consumer)
-    if source.stateful or not source.dense:
+    if not source.dense:
         return None
     element_specs = tuple(tf.TensorSpec(shape, tensor.dtype)
                           for shape, tensor in zip(shapes, tensor_list))

@@ -154,7 +154,8 @@ def _install_one_device_functions() -> None:
     prefetch-to-device functions do) on the device that runs it, without the multi-device
     path and its grappler pass with the Session's options, which was most of a pipeline's
     first run (MNIST example: first run ~105 -> ~65 ms). Kept on the multi-device path: the
-    functions that run the user's ops element by element (`user_ops_per_element`). A batch
+    functions that run the user's ops element by element (`user_ops_per_element`), unless
+    those ops give TF1's floats either way (`vectorize.same_floats_on_one_device`). A batch
     computed whole (`vectorize`) holds only ops whose every kernel rounds each element
     exactly as TF1's (one correctly rounded operation, or none), and the user's ops in any
     function still get the rewrites of TF1's Session: they sit in functions of their own that

@@ -8,13 +8,14 @@ the raw elements first and compute whole batches (`vectorize`).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
 
-from compat._runtime import build_context, lifting
+from compat._runtime import build_context, lifting, vectorize
 from compat._runtime.plan import add_consumer, consumed, owner_of, stage_of
 
 # Enough calls in flight to use every core; tf.data's AUTOTUNE cost ~20% on 2 cores here.
@@ -55,7 +56,7 @@ class ElementSource:
         # Autograph off also where a user's call (a queue's as_dataset()) maps outside the
         # shim's builds: the computation is graph code, and its conversion cache has mixed up
         # the shim's methods (TypeError from a converted `Stage.iterator_op`).
-        with build_context.user_ops_per_element(), build_context.without_autograph():
+        with _prepared_for(self.lifted_ops), build_context.without_autograph():
             if parallelism <= 1 and self.stateful:
                 return self.upstream.map(compute)  # one thread: stateful ops in TF1's order
             # deterministic=True keeps input order, which TF1 gives with one thread and is
@@ -64,9 +65,22 @@ class ElementSource:
             return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
 
 
+def _prepared_for(ops):
+    """The preparation the functions calling `ops` element by element need for TF1's floats
+    (see `build_context.user_ops_per_element`)."""
+    if vectorize.same_floats_on_one_device(ops):
+        return contextlib.nullcontext()
+    return build_context.user_ops_per_element()
+
+
+def lifted(structure, what: str) -> lifting.Lifted:
+    """The computation of `structure` as lifted from the graph, without building anything."""
+    return lifting.lift(structure, stage_of, what)
+
+
 def source_stages(structure, what: str) -> tuple:
     """The stages the computation of `structure` reads, without building anything."""
-    return lifting.lift(structure, stage_of, what).sources
+    return lifted(structure, what).sources
 
 
 def add_consumers(structure, what: str, consumer) -> None:

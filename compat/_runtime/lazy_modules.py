@@ -31,8 +31,22 @@ def _tf_module(relative: str):
     return module
 
 
+_runtime_loaded = []
+
+
+def _load_runtime() -> None:
+    """Import the shim's runtime (and TensorFlow) at the first name looked up, as importing
+    TensorFlow loads its own: building the first pipeline then pays no imports (~15 ms)."""
+    if not _runtime_loaded:
+        _runtime_loaded.append(True)
+        for module_name in sorted({impl.partition(":")[0] for table in _OVERRIDES.values()
+                                   for impl in table.values()}):
+            importlib.import_module(module_name)
+
+
 def lookup(relative: str, name: str):
     """Attribute ``name`` of ``compat.v1.<relative>``: the shim's, else TensorFlow's."""
+    _load_runtime()
     impl = _OVERRIDES.get(relative, {}).get(name)
     if impl is not None:
         return _resolve(impl)

@@ -8,9 +8,11 @@ give TF1's order bit for bit.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import tensorflow as tf
 
-from compat._runtime import arguments, build_context, element_source, plan
+from compat._runtime import arguments, build_context, datasets, element_source, plan
 from compat._runtime.graph_mode import require_graph_mode
 from compat._runtime.stage_queue import StageQueue
 
@@ -35,14 +37,18 @@ def limit_epochs(tensor, num_epochs=None, name=None):
 def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
     """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
     def elements():
-        epochs = element_source.element_dataset(input_tensor, "input_producer", consumer)
+        source = element_source.element_source(input_tensor, "input_producer", consumer)
         if num_epochs is not None:
-            epochs = epochs.take(num_epochs)
-        if shuffle_seeds is not None:
-            seed, seed2 = shuffle_seeds
-            epochs = epochs.map(
-                lambda rows: tf.raw_ops.RandomShuffle(value=rows, seed=seed, seed2=seed2))
-        return epochs.unbatch()
+            source = dataclasses.replace(source, upstream=source.upstream.take(num_epochs))
+        if shuffle_seeds is None:
+            return datasets.unbatched(source.computed())
+        seed, seed2 = shuffle_seeds
+        # Shuffled in the function that computes the epoch (one function fewer to trace and
+        # prepare), which is then called one epoch at a time: the shuffle kernel's k-th call
+        # must permute the k-th epoch.
+        source = dataclasses.replace(source, stateful=True)
+        return datasets.unbatched(source.computed(
+            finish=lambda rows: tf.raw_ops.RandomShuffle(value=rows, seed=seed, seed2=seed2)))
     return elements
 
 

@@ -43,7 +43,7 @@ from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import data_flow_ops, gen_data_flow_ops
 
-from compat._runtime import build_context, element_source, lifting, plan, stage_iterators
+from compat._runtime import build_context, datasets, element_source, lifting, plan, stage_iterators
 from compat._runtime.stage_queue import StageQueue
 
 _COMPILED = "compiled"
@@ -253,7 +253,7 @@ class QueueBase(data_flow_ops.QueueBase):
         # input order is one of its orders.
         dataset = source.computed(finish=with_shapes, parallelism=parallelism)
         if enqueue.many:
-            dataset = dataset.unbatch()
+            dataset = datasets.unbatched(dataset)
         return dataset
 
     def _compiled_consumer(self):

@@ -38,6 +38,8 @@ fixed-length records stream.
 """
 import tensorflow as tf
 
+from compat._runtime import datasets
+
 # A TFRecord is framed as: uint64 length, uint32 length CRC, data, uint32 data CRC.
 _TFRECORD_FRAMING_BYTES = 16
 
@@ -75,7 +77,7 @@ def _keys_by_batch(filename, numbers, count_records=None):
     def keys(batch):
         with tf.control_dependencies(_counted(count_records, tf.size(batch))):
             return _keys(filename, batch)
-    return numbers.batch(_KEY_BATCH).map(keys).unbatch()
+    return datasets.unbatched(numbers.batch(_KEY_BATCH).map(keys))
 
 
 def _counted_upfront(records, amount, count_records):
@@ -132,7 +134,7 @@ def tfrecord_records(filename, compression_type="", count_records=None, with_key
         chunks = (records().ignore_errors().batch(_KEY_BATCH).map(lambda chunk: (chunk, False))
                   .concatenate(end_marker))
         zero = tf.constant(0, tf.int64)
-        return chunks.scan((zero, zero), keyed_chunk).unbatch()
+        return datasets.unbatched(chunks.scan((zero, zero), keyed_chunk))
 
     # Only a file that gave its first record is read again by the error-ignoring read: after
     # an error at opening (or a downstream pull after any error), nothing re-opens the file.

@@ -71,6 +71,30 @@ def exact_when_batched(op) -> bool:
     return False
 
 
+# Float kernels that neither oneDNN's kernel rewrites nor grappler's arithmetic rewrites
+# replace or combine with their neighbours (tests/runtime/test_float_exactness.py runs each).
+_FLOAT_KERNELS_LEFT_ALONE = {
+    "ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea",
+    "AdjustContrastv2", "AdjustSaturation", "AdjustHue",
+}
+
+
+def same_floats_on_one_device(ops) -> bool:
+    """Whether `ops` give TF1's values however their function is prepared: none computes a
+    float except by moving, parsing or comparing one, or by a kernel that TF1's Session
+    rewrites leave alone. (TF's multi-device preparation applies oneDNN's kernel rewrites,
+    e.g. Softmax, and grappler's, e.g. exp(x) - 1 -> expm1(x), which TF1's Session applies.)"""
+    return all(op.type in _DATA_MOVEMENT or op.type in _PARSING_AND_STRINGS
+               or op.type in _FLOAT_KERNELS_LEFT_ALONE
+               or not any(tensor.dtype.is_floating or tensor.dtype.is_complex
+                          for tensor in op.outputs)
+               for op in ops)
+
+
+def all_exact_when_batched(ops) -> bool:
+    return all(exact_when_batched(op) for op in ops)
+
+
 _registered = []
 _registration_lock = threading.Lock()
 

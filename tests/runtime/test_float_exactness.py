@@ -89,3 +89,46 @@ def _pipeline(family, per_element):
 def test_values_are_tf1s_bit_for_bit(family, per_element, legacy, shim):
     build = _pipeline(family, per_element)
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+
+KERNELS_LEFT_ALONE = ("ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea",
+                      "AdjustContrastv2", "AdjustSaturation", "AdjustHue")
+
+
+def _kernel_left_alone(tf, image, kernel):
+    """An expression whose only float kernel (besides casts) is `kernel`: one of those the
+    shim prepares on one device when it runs element by element."""
+    methods = tf.image.ResizeMethod
+    return {
+        "ResizeBilinear": lambda: tf.image.resize_images(image, [4, 9]),
+        "ResizeNearestNeighbor": lambda: tf.image.resize_images(
+            image, [9, 7], method=methods.NEAREST_NEIGHBOR),
+        "ResizeBicubic": lambda: tf.image.resize_images(image, [8, 3], method=methods.BICUBIC),
+        "ResizeArea": lambda: tf.image.resize_images(image, [4, 4], method=methods.AREA),
+        "AdjustContrastv2": lambda: tf.image.adjust_contrast(image, 1.4),
+        "AdjustSaturation": lambda: tf.image.adjust_saturation(tf.cast(image, tf.uint8), 0.7),
+        "AdjustHue": lambda: tf.image.adjust_hue(tf.cast(image, tf.uint8), 0.1),
+    }[kernel]()
+
+
+def test_the_kernels_left_alone_are_the_shims():
+    import tensorflow.compat.v1 as tf
+    from compat._runtime import vectorize
+
+    assert set(KERNELS_LEFT_ALONE) == vectorize._FLOAT_KERNELS_LEFT_ALONE
+    for kernel in KERNELS_LEFT_ALONE:
+        with tf.Graph().as_default() as graph:
+            _kernel_left_alone(tf, tf.zeros([6, 5, 3]), kernel)
+            assert kernel in {op.type for op in graph.get_operations()}
+
+
+@pytest.mark.parametrize("kernel", KERNELS_LEFT_ALONE)
+def test_kernel_left_alone_per_element_is_tf1s(kernel, legacy, shim):
+    """Behind an assert (stateful, computes no float): computed per element on one device."""
+    def build(tf):
+        index = tf.train.range_input_producer(IMAGES, shuffle=False, num_epochs=2).dequeue()
+        with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
+            image = tf.gather(tf.constant(PIXELS), index)
+        return tf.train.batch([_kernel_left_alone(tf, image, kernel)], batch_size=4)
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))

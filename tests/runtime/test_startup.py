@@ -19,10 +19,17 @@ def _dataset_functions(graph_def):
             if function.attr["_tf_data_function"].b}
 
 
-def _calls_user_ops(function, functions):
-    """Whether `function` calls a function that holds the user's lifted ops (a Defun)."""
-    return any(node.op.startswith("function_") or node.op == "batched"
-               or node.op in functions and _calls_user_ops(functions[node.op][0], functions)
+def _calls_user_ops(function, functions, library=None, op_type=None):
+    """Whether `function` calls a function that holds the user's lifted ops (a Defun); with
+    `op_type`, one holding an op of that type (`library`: every function, by name)."""
+    def holds(node):
+        if op_type is None:
+            return True
+        return any(inner.op == op_type for inner in library[node.op].node_def)
+
+    return any((node.op.startswith("function_") or node.op == "batched") and holds(node)
+               or node.op in functions
+               and _calls_user_ops(functions[node.op][0], functions, library, op_type)
                for node in function.node_def)
 
 
@@ -77,11 +84,31 @@ def test_user_ops_per_element_keep_the_multi_device_preparation(shim):
         per_element = shim.train.batch([shim.exp(image())], batch_size=4)  # not vectorized
         with shim.Session() as sess:
             sess.run([batched, per_element])
-    functions = _dataset_functions(graph.as_graph_def())
+    graph_def = graph.as_graph_def()
+    functions = _dataset_functions(graph_def)
+    library = {function.signature.name: function for function in graph_def.library.function}
     marked = {name for name, (_, one_device) in functions.items() if one_device}
     user_ops = {name for name, (function, _) in functions.items()
                 if _calls_user_ops(function, functions)}
     assert marked, "the shim's own functions (readers, producers, batches) are one-device"
-    per_element_maps = {name for name in user_ops if "compute_batch" not in name}
-    assert per_element_maps and not per_element_maps & marked
+    exp_per_element = {name for name, (function, _) in functions.items()
+                       if _calls_user_ops(function, functions, library, "Exp")}
+    assert exp_per_element and not exp_per_element & marked
     assert any("compute_batch" in name for name in user_ops & marked)
+
+
+def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(shim):
+    import tensorflow as real_tf
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        index = shim.train.range_input_producer(16, shuffle=False, num_epochs=1).dequeue()
+        with shim.control_dependencies([shim.debugging.assert_non_negative(index)]):
+            image = shim.reshape(shim.cast(index, shim.float32), [1, 1, 1])
+        resized = shim.train.batch([shim.image.resize_images(image, [2, 2])], batch_size=4)
+        with shim.Session() as sess:
+            sess.run(resized)
+    functions = _dataset_functions(graph.as_graph_def())
+    user_ops = {name: one_device for name, (function, one_device) in functions.items()
+                if _calls_user_ops(function, functions)}
+    assert user_ops and all(user_ops.values()), user_ops
