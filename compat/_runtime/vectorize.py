@@ -16,7 +16,9 @@ flow, and anything else not listed. pfor's per-element loop fallback is never us
 at run time where per-element intermediate shapes differ, and TF1 does not). DecodeRaw, which
 pfor cannot convert, gets a batched form here that is exact when every element's input has the
 same byte length; each batch checks that first and, when it does not hold, computes element by
-element (a dataset of the batch's elements).
+element (a dataset of the batch's elements). Where TF1 itself fails on such a batch (the
+decoded length is kept up to an output of declared length, as in the MNIST example), the
+batched op runs alone and fails there too, and no per-element path is built.
 """
 from __future__ import annotations
 
@@ -125,6 +127,46 @@ def _same_lengths(strings) -> tf.Tensor:
     return tf.reduce_all(tf.equal(lengths, lengths[0]))
 
 
+# Ops whose output has the shape of their one non-scalar input (the others scalars).
+_SHAPE_FOLLOWING = {"Cast", "Identity", "Snapshot", "StopGradient", "Neg", "Abs", "Square",
+                    "Sqrt", "Floor", "Ceil", "Round", "Rint", "Sign", "Relu", "Relu6",
+                    "Reciprocal", "Inv", "LogicalNot", "IsNan", "IsInf", "IsFinite",
+                    "ClipByValue"} | _ELEMENTWISE_EXACT - {"AddN", "BiasAdd"}
+
+
+def _unequal_lengths_fail_in_tf1(source, element_specs) -> bool:
+    """Whether, in TF1, a batch whose equal-length ops' inputs differ in length always holds
+    an element that fails: when each such op's result reaches the outputs only through ops
+    that keep its length, ending in an output of fully defined shape (the batch's, which
+    TF1's enqueue checks) or a reshape to a fully defined shape. Then no element-by-element
+    fallback is needed: the batched op fails on such a batch, as TF1's enqueue does on the
+    element whose length differs (e.g. the MNIST example: decode_raw, cast, scale, 784)."""
+    lifted = {op.name for op in source.lifted_ops}
+    declared = {tensor.name: spec.shape
+                for tensor, spec in zip(source.lifted_outputs, element_specs)}
+    pending = [op.outputs[0] for op in source.lifted_ops if op.type in _EQUAL_LENGTH_OPS]
+    seen = set()
+    while pending:
+        tensor = pending.pop()
+        if tensor.name in seen:
+            continue
+        seen.add(tensor.name)
+        if tensor.name in declared and not declared[tensor.name].is_fully_defined():
+            return False  # an output of any length is TF1's to compute, element by element
+        for consumer in tensor.consumers():
+            if consumer.name not in lifted:
+                continue
+            if consumer.type in ("Reshape", "EnsureShape") and consumer.inputs[0] is tensor:
+                if not consumer.outputs[0].shape.is_fully_defined():
+                    return False
+                continue  # fails on every length but one
+            if consumer.type not in _SHAPE_FOLLOWING or any(
+                    other is not tensor and other.shape.rank != 0 for other in consumer.inputs):
+                return False
+            pending.extend(consumer.outputs)
+    return True
+
+
 def _split_at_equal_length_ops(source):
     """Where the computation is cut before its equal-length ops: (before, checked).
 
@@ -180,7 +222,8 @@ def batch_computation(source, element_specs):
         raise ValueError(f"not vectorized: {', '.join(inexact)} may differ when batched")
     _register_converters()
     cut = (_split_at_equal_length_ops(source)
-           if any(op.type in _EQUAL_LENGTH_OPS for op in source.lifted_ops) else None)
+           if any(op.type in _EQUAL_LENGTH_OPS for op in source.lifted_ops)
+           and not _unequal_lengths_fail_in_tf1(source, element_specs) else None)
 
     def per_element(element):
         return source.compute(*element, inline=True)

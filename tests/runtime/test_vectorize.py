@@ -76,15 +76,48 @@ def test_mnist_example_parses_and_decodes_each_batch_once(shim, tmp_path):
         example.build(shim, path, num_epochs=1, batch_size=32)
     functions, batch_map = _batch_map_function(graph.as_graph_def())
 
-    uniform_lengths = _op_counts(batch_map, functions)
-    assert uniform_lengths.get("ParseExampleV2") == 1
-    assert uniform_lengths.get("DecodeRaw") == 1
-    # Records of differing lengths take the per-element path (after the batched parse): a
-    # dataset of the batch's elements decoded one by one, collected into one batch.
-    per_element = _op_counts(batch_map, functions, follow_else=True)
-    assert {"TensorSliceDataset", "MapDataset", "BatchDatasetV2",
-            "DatasetToSingleElement"} <= set(per_element)
-    assert per_element.get("ParseExampleV2") == 1
+    counts = _op_counts(batch_map, functions)
+    assert counts.get("ParseExampleV2") == 1
+    assert counts.get("DecodeRaw") == 1
+    # Its pixels keep the record's length up to the batch's [784]: a batch of records of
+    # differing lengths holds one TF1's enqueue rejects, so no per-element path is built.
+    assert not {"If", "StatelessIf", "MapDataset"} & set(counts)
+
+
+def _records_of_two_lengths(tf, pixels_of):
+    records = [bytes(range(i, i + 16)) for i in range(10)] + [bytes(12)] + [bytes(16)] * 5
+    record = tf.train.string_input_producer(records, num_epochs=1, shuffle=False).dequeue()
+    return tf.train.batch([pixels_of(tf, tf.decode_raw(record, tf.uint8))], batch_size=4)
+
+
+def test_records_of_another_length_fail_as_in_tf1(legacy, shim):
+    """The MNIST pattern (decode, cast, scale, declared length) on a record of another
+    length: TF1's enqueue rejects its element; the shim's batched decode rejects its batch."""
+    import tensorflow as real_tf
+
+    def build(tf):
+        def pixels_of(tf, decoded):
+            pixels = tf.cast(decoded, tf.float32) / 255. - 0.5
+            pixels.set_shape([16])
+            return pixels
+        return _records_of_two_lengths(tf, pixels_of)
+
+    for tf in (legacy, shim):
+        with pytest.raises(real_tf.errors.InvalidArgumentError):
+            run_stream(tf, build)
+
+
+def test_records_of_another_length_cut_to_one_length_are_tf1s(legacy, shim):
+    """A slice makes every record's pixels one length: TF1 takes the batch of differing
+    records, so the shim computes that batch element by element."""
+    def build(tf):
+        def pixels_of(tf, decoded):
+            head = decoded[:8]
+            head.set_shape([8])
+            return tf.cast(head, tf.float32) * 2.0
+        return _records_of_two_lengths(tf, pixels_of)
+
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
 
 
 def test_decode_raw_of_a_decode_raw_result_batches_like_tf1(legacy, shim):
