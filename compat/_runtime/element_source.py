@@ -9,6 +9,7 @@ the raw elements first and compute whole batches (`vectorize`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -52,25 +53,26 @@ class ElementSource:
         parallelism: calls TF1 ran at once (k runner threads); up to the core count is used
             anyway when the computation is stateless, since order is kept either way.
         """
-        compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
+        one_device = vectorize.same_floats_on_one_device(self.lifted_ops)
+        # Ops whose values no graph pass changes need no function of their own (see
+        # `lifting.called_as_function`): inline, each call saves a nested function call.
+        inline = one_device and not any(op.type in lifting.V1_CONTROL_FLOW
+                                        for op in self.lifted_ops)
+        compute = functools.partial(self.compute, inline=True) if inline else self.compute
+        if finish is not None:
+            compute = (lambda compute: lambda *args: finish(compute(*args)))(compute)
+        per_element = (contextlib.nullcontext() if one_device
+                       else build_context.user_ops_per_element())
         # Autograph off also where a user's call (a queue's as_dataset()) maps outside the
         # shim's builds: the computation is graph code, and its conversion cache has mixed up
         # the shim's methods (TypeError from a converted `Stage.iterator_op`).
-        with _prepared_for(self.lifted_ops), build_context.without_autograph():
+        with per_element, build_context.without_autograph():
             if parallelism <= 1 and self.stateful:
                 return self.upstream.map(compute)  # one thread: stateful ops in TF1's order
             # deterministic=True keeps input order, which TF1 gives with one thread and is
             # one of its orders with several.
             calls = parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
             return self.upstream.map(compute, num_parallel_calls=calls, deterministic=True)
-
-
-def _prepared_for(ops):
-    """The preparation the functions calling `ops` element by element need for TF1's floats
-    (see `build_context.user_ops_per_element`)."""
-    if vectorize.same_floats_on_one_device(ops):
-        return contextlib.nullcontext()
-    return build_context.user_ops_per_element()
 
 
 def lifted(structure, what: str) -> lifting.Lifted:

@@ -215,8 +215,19 @@ def _rebuild(stage: Stage) -> None:
     _build_when_used(stage.get_next_op.graph, _stream_key(stage), lambda: _build_stage(stage))
 
 
+def _refused(stage: Stage) -> bool:
+    """Whether the stage's one consumer copies its elements, so that its own iterator must
+    refuse to yield them (no dataset is traced for it)."""
+    key = _stream_key(stage)
+    plan = _plan_of(stage.get_next_op.graph)
+    return key not in plan.owners and len(plan.consumers.get(key, ())) == 1
+
+
 def _build_stage(stage: Stage) -> None:
     graph = stage.get_next_op.graph
+    if _refused(stage):
+        stage_iterators.refuse_direct_fetches(stage.iterator_op)
+        return
     # In the name scope it was created in (a batch call's), as when traced at once.
     scope = stage.name if stage.name.endswith("/") else None
     with build_context.building(graph) as frame, tf.compat.v1.name_scope(scope):
@@ -251,8 +262,6 @@ def _own_dataset(stage: Stage) -> tf.data.Dataset:
     key = _stream_key(stage)
     if key in plan.owners:
         dataset = pulled(plan.owners[key])
-    elif len(plan.consumers.get(key, ())) == 1:
-        return _refusing(stage)
     else:
         dataset = stage.dataset_factory()
     return _taken_as(dataset, stage.on_demand)
@@ -265,26 +274,6 @@ def _taken_as(dataset, on_demand) -> tf.data.Dataset:
     if on_demand() if callable(on_demand) else on_demand:
         return dataset.with_options(stage_iterators.on_demand_options())
     return dataset
-
-
-def _refusing(stage: Stage) -> tf.data.Dataset:
-    message = (f"{stage.name}: these tensors are consumed by another pipeline stage (a batch, "
-               "a queue or a reader built on them), which takes their elements; fetching them "
-               "directly too would see copies of those elements (TF1 would split them "
-               "between the two). Fetch the consumer's output instead, or give the direct "
-               "fetch its own stage (e.g. a second tf.train.batch on the same tensors: the "
-               "two then share the elements as in TF1).")
-    spec = stage.element_spec
-
-    def refuse(_):
-        with tf.control_dependencies([tf.debugging.Assert(tf.constant(False), [message])]):
-            return tf.nest.map_structure(
-                lambda part: tf.zeros([0 if size is None else size
-                                       for size in part.shape.as_list()], part.dtype)
-                if isinstance(part, tf.TensorSpec) else part, spec)
-    if not all(isinstance(part, tf.TensorSpec) for part in tf.nest.flatten(spec)):
-        return stage.dataset_factory()  # sparse parts: cannot build a stand-in value
-    return tf.data.Dataset.from_tensors(0).map(refuse)
 
 
 # --- streams with several consumers --------------------------------------------------------

@@ -4,29 +4,56 @@ from __future__ import annotations
 import warnings
 
 import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.framework import function as legacy_function
 from tensorflow.python.ops import gen_dataset_ops
 
 
-def unbuilt_iterator(graph, element_spec):
-    """A one-shot iterator of `element_spec` whose dataset is set when the stage is built
-    (`plan.build_pending`); its stand-in factory fails, naming the cause, if the graph ever
-    runs without it."""
-    factory = getattr(graph, "_compat_unbuilt_factory", None)
+_UNBUILT = ("compat.v1: this pipeline was not built before its graph ran (a graph run in a "
+            "way compat.v1 does not see; please report it)")
+_REFUSED = ("compat.v1: these tensors are consumed by another pipeline stage (a batch, a "
+            "queue or a reader built on them), which takes their elements; fetching them "
+            "directly too would see copies of those elements (TF1 would split them between "
+            "the two). Fetch the consumer's output instead, or give the direct fetch its own "
+            "stage (e.g. a second tf.train.batch on the same tensors: the two then share the "
+            "elements as in TF1).")
+
+
+def _failing_factory(graph, message):
+    """A dataset factory (one per graph and message) that fails with `message` when run: the
+    stand-in of an iterator that must never yield (the op's name in TF's error says which)."""
+    factories = getattr(graph, "_compat_failing_factories", None)
+    if factories is None:
+        factories = graph._compat_failing_factories = {}  # pylint: disable=protected-access
+    factory = factories.get(message)
     if factory is None:
         @legacy_function.Defun()
         def factory():
-            unbuilt = tf.debugging.Assert(tf.constant(False), [
-                "compat.v1: this pipeline was not built before its graph ran (a graph run "
-                "in a way compat.v1 does not see; please report it)"])
-            with tf.control_dependencies([unbuilt]):
+            failed = tf.debugging.Assert(tf.constant(False), [message])
+            with tf.control_dependencies([failed]):
                 dataset = tf.data.Dataset.from_tensors(0)
             return dataset._variant_tensor  # pylint: disable=protected-access
         with graph.as_default():
             factory.add_to_graph(graph)
-        graph._compat_unbuilt_factory = factory  # pylint: disable=protected-access
+        factories[message] = factory
+    return factory
+
+
+def refuse_direct_fetches(iterator_op) -> None:
+    """Make a stage's own iterator fail, naming the rule, when its tensors are fetched (see
+    `plan`: a stage consumed by one other stage gives that stage its elements)."""
+    factory = _failing_factory(iterator_op.graph, _REFUSED)
+    iterator_op._set_attr("dataset_factory", attr_value_pb2.AttrValue(  # pylint: disable=protected-access
+        func=attr_value_pb2.NameAttrList(name=factory.name)))
+
+
+def unbuilt_iterator(graph, element_spec):
+    """A one-shot iterator of `element_spec` whose dataset is set when the stage is built
+    (`plan.build_pending`); its stand-in factory fails, naming the cause, if the graph ever
+    runs without it."""
+    factory = _failing_factory(graph, _UNBUILT)
     legacy = lambda method: tf.nest.map_structure(  # noqa: E731
         lambda spec: getattr(spec, method)(), element_spec)
     handle = gen_dataset_ops.one_shot_iterator(
