@@ -5,6 +5,7 @@ import tensorflow as tf
 # tf.data loads the modules of its transformations at their first use; the shim's pipelines
 # use these, and load them with the shim (see `lazy_modules._load_runtime`).
 from tensorflow.python.data.ops import flat_map_op, from_tensors_op, take_op  # noqa: F401
+from tensorflow.python.data.ops import readers as _readers
 from tensorflow.python.data.ops import unbatch_op as _unbatch_op
 
 
@@ -17,3 +18,19 @@ def unbatched(dataset: tf.data.Dataset) -> tf.data.Dataset:
     if all(isinstance(spec, tf.TensorSpec) for spec in tf.nest.flatten(dataset.element_spec)):
         return _unbatch_op._UnbatchDataset(dataset)  # pylint: disable=protected-access
     return dataset.unbatch()
+
+
+# The reader datasets without tf.data's wrapping of their file names into a dataset and a
+# flat_map with one reader per file (a traced function, and a dataset per file when run): the
+# reader ops read a vector of file names in order themselves, with the same errors.
+def tfrecords(filenames, compression_type) -> tf.data.Dataset:
+    """`tf.data.TFRecordDataset(filenames, compression_type)`; filenames: a string tensor."""
+    return _readers._TFRecordDataset(filenames, compression_type)  # pylint: disable=protected-access
+
+
+def fixed_length_records(filenames, record_bytes, header_bytes, footer_bytes,
+                         compression_type) -> tf.data.Dataset:
+    """`tf.data.FixedLengthRecordDataset(...)` of the same arguments."""
+    return _readers._FixedLengthRecordDataset(  # pylint: disable=protected-access
+        filenames, record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
+        compression_type=compression_type)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from compat._runtime import plan, record_sources
+from compat._runtime import datasets, plan, record_sources
 from compat._runtime.reader_counters import ReaderCounters
 
 
@@ -181,7 +181,7 @@ class TFRecordReader(ReaderBase):
                                                count_records=count_records, with_keys=with_keys)
 
     def _values_of_units(self, filenames):
-        return tf.data.TFRecordDataset(filenames, compression_type=self._compression_type)
+        return datasets.tfrecords(filenames, self._compression_type)
 
 
 class TextLineReader(ReaderBase):
@@ -198,6 +198,8 @@ class TextLineReader(ReaderBase):
 
 
 class FixedLengthRecordReader(ReaderBase):
+    _reads_values_alone = True
+
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
                  name=None, encoding=None):
         super().__init__(None)
@@ -206,9 +208,10 @@ class FixedLengthRecordReader(ReaderBase):
                             encoding=encoding or "")
         self._name = name or "FixedLengthRecordReader"
 
-    def _records(self, work_unit, count_records):
+    def _records(self, work_unit, count_records, with_keys=True):
         return record_sources.fixed_length_records(work_unit, **self._layout,
-                                                   count_records=count_records)
+                                                   count_records=count_records,
+                                                   with_keys=with_keys)
 
 
 class WholeFileReader(ReaderBase):

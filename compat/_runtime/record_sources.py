@@ -108,7 +108,7 @@ def tfrecord_records(filename, compression_type="", count_records=None, with_key
     compression_type = compression_type_of(compression_type)
 
     def records():
-        return tf.data.TFRecordDataset(filename, compression_type=compression_type)
+        return datasets.tfrecords(filename, compression_type)
 
     if not with_keys and not count_records:
         return records()  # its errors come after exactly TF1's records already
@@ -164,8 +164,10 @@ def _sliced(filename, values, first_index):
 
 
 def fixed_length_records(filename, record_bytes, header_bytes=0, footer_bytes=0,
-                         hop_bytes=0, encoding="", count_records=None):
-    """FixedLengthRecordReader on one file: keys are ``file:record_index``."""
+                         hop_bytes=0, encoding="", count_records=None, with_keys=True):
+    """FixedLengthRecordReader on one file: keys are ``file:record_index``.
+
+    with_keys=False gives the records alone (for a consumer that never reads the keys)."""
     _require_positive(record_bytes=record_bytes)
     _require_non_negative(header_bytes=header_bytes, footer_bytes=footer_bytes,
                           hop_bytes=hop_bytes)
@@ -184,7 +186,10 @@ def fixed_length_records(filename, record_bytes, header_bytes=0, footer_bytes=0,
     else:
         values = tf.data.Dataset.range(count).map(
             lambda index: tf.strings.substr(contents, header_bytes + index * step, record_bytes))
-    return _keyed(values, _keys_by_batch(filename, tf.data.Dataset.range(count), count_records))
+    if not with_keys and not count_records:
+        return values
+    keyed = _keyed(values, _keys_by_batch(filename, tf.data.Dataset.range(count), count_records))
+    return keyed if with_keys else keyed.map(lambda key, value: value)
 
 
 def _contiguous_records(filename, record_bytes, header_bytes, size, count, encoding):
@@ -194,8 +199,7 @@ def _contiguous_records(filename, record_bytes, header_bytes, size, count, encod
     """
     header = tf.where(count > 0, tf.constant(header_bytes, tf.int64), 0)
     footer = size - header - count * record_bytes
-    return tf.data.FixedLengthRecordDataset(filename, record_bytes, header_bytes=header,
-                                            footer_bytes=footer, compression_type=encoding)
+    return datasets.fixed_length_records(filename, record_bytes, header, footer, encoding)
 
 
 def whole_file_records(filename, count_records=None):

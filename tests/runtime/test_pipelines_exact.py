@@ -143,7 +143,8 @@ def reader_configs(draw):
         allow_smaller_final_batch=draw(st.booleans()),
         header_lines=draw(st.integers(0, 2)),
         graph_seed=draw(st.integers(0, 1000)),
-        # Without the keys the shim reads the values alone (TFRecord, text): same batches.
+        # Without the keys the shim reads the values alone (TFRecord, text, fixed-length):
+        # same batches.
         with_keys=draw(st.booleans()),
     )
 

@@ -206,8 +206,13 @@ def test_fixed_length_stream_matches_tf1(case):
     files, encoding = case.pop("files"), case["encoding"]
     with tempfile.TemporaryDirectory() as d:
         paths = [write(d, f"f{i}.bin", compress(data, encoding)) for i, data in enumerate(files)]
-        assert_same_stream(paths, lambda: v1.FixedLengthRecordReader(**case),
-                           lambda f: rs.fixed_length_records(f, **case))
+        pairs, error = assert_same_stream(paths, lambda: v1.FixedLengthRecordReader(**case),
+                                          lambda f: rs.fixed_length_records(f, **case))
+        # Read alone (a consumer that never reads the keys): the same values, the same end.
+        values, values_error = shim_stream(paths, lambda f: rs.fixed_length_records(
+            f, **case, with_keys=False).map(lambda value: (value,)))
+        assert values == [[value] for _, value in pairs]
+        assert type(values_error) is type(error)
 
 
 @given(data=st.binary(min_size=1, max_size=200), encoding=st.sampled_from(["ZLIB", "GZIP"]),
