@@ -76,9 +76,12 @@ def input_producer(input_tensor,
         arguments.require_capacity(capacity, "input_producer",
                                    ValueError if summary_name is None else ZeroDivisionError)
         shuffle_seeds = build_context.op_seeds(seed) if shuffle else None
+        # Lifted (and counted on the stages it reads) now: what cannot be lifted fails here,
+        # at construction, though its dequeues are traced when the graph first runs.
+        element_source.add_consumers(input_tensor, "input_producer", scope)
         return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds, consumer=scope),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
-                          capacity=capacity, name=scope.rstrip("/"))
+                          capacity=capacity, name=scope.rstrip("/"), bare_elements=True)
 
 
 def string_input_producer(string_tensor,

@@ -17,8 +17,11 @@ from compat._runtime import plan
 
 class StageQueue:
     def __init__(self, elements: Callable[[], tf.data.Dataset], dtypes, shapes, capacity: int,
-                 name: str, names=None):
+                 name: str, names=None, bare_elements=False):
+        """bare_elements: the elements are single tensors of `dtypes[0]` and `shapes[0]` (a
+        producer's), so a dequeue's spec is known before its dataset is traced."""
         self._elements = elements
+        self._bare_elements = bare_elements
         self._dtypes = list(dtypes)
         self._shapes = [tf.TensorShape(shape) for shape in shapes]
         self._names = names
@@ -50,14 +53,15 @@ class StageQueue:
             "has no queue_ref. Use its dequeue*() methods, or pass it to a compat.v1 reader.")
 
     def dequeue(self, name=None):
-        return self._register(lambda dataset: dataset, name or "dequeue")
+        return self._register(lambda dataset: dataset, name or "dequeue", ())
 
     def dequeue_many(self, n, name=None):
         return self._register(lambda dataset: dataset.batch(n, drop_remainder=True),
-                              name or "dequeue_many")
+                              name or "dequeue_many", (tf.get_static_value(n),))
 
     def dequeue_up_to(self, n, name=None):
-        return self._register(lambda dataset: dataset.batch(n), name or "dequeue_up_to")
+        return self._register(lambda dataset: dataset.batch(n), name or "dequeue_up_to",
+                              (None,))
 
     def size(self, name=None):
         # Nothing is buffered between stages where the user could see it; report empty.
@@ -81,8 +85,16 @@ class StageQueue:
         """The whole stream (for the shared iterator of a queue with several consumers)."""
         return self._elements()
 
-    def _register(self, transform, name):
+    def _register(self, transform, name, batch_dimensions=None):
         elements = self.new_consumer()
+        # Bare elements: the dequeue's spec is known, so the stage is traced when the graph
+        # first runs, with the other stages (see `plan.register`).
+        spec = None
+        if self._bare_elements and batch_dimensions is not None:
+            spec = tf.TensorSpec(tf.TensorShape(batch_dimensions).concatenate(self._shapes[0]),
+                                 self._dtypes[0])
+        graph = tf.compat.v1.get_default_graph()
         # A dequeue of a queue that others dequeue too takes elements only when run.
         return plan.register(lambda: transform(elements()), name,
-                             on_demand=lambda: plan.owner_of(self) is not None)
+                             on_demand=lambda: plan.owner_of(self) is not None,
+                             element_spec=spec, blocking=not plan.may_wait_on_runs(graph))
