@@ -9,7 +9,6 @@ the raw elements first and compute whole batches (`vectorize`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -58,9 +57,11 @@ class ElementSource:
         # `lifting.called_as_function`): inline, each call saves a nested function call.
         inline = one_device and not any(op.type in lifting.V1_CONTROL_FLOW
                                         for op in self.lifted_ops)
-        compute = functools.partial(self.compute, inline=True) if inline else self.compute
-        if finish is not None:
-            compute = (lambda compute: lambda *args: finish(compute(*args)))(compute)
+
+        def compute(*args):
+            computed = self.compute(*args, inline=inline)
+            return computed if finish is None else finish(computed)
+
         per_element = (contextlib.nullcontext() if one_device
                        else build_context.user_ops_per_element())
         # Autograph off also where a user's call (a queue's as_dataset()) maps outside the

@@ -113,3 +113,22 @@ def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(shim
     resizing = {name: one_device for name, (function, one_device) in functions.items()
                 if any(node.op == "ResizeBilinear" for node in function.node_def)}
     assert resizing and all(resizing.values()), resizing
+
+
+def test_producer_dequeues_are_traced_when_their_graph_first_runs(legacy, shim):
+    """PTB's pattern: one index per step, dequeued straight from a range producer."""
+    import tensorflow as real_tf
+
+    dequeues = {"dequeue": lambda queue: queue.dequeue(),
+                "dequeue_many": lambda queue: queue.dequeue_many(2),
+                "dequeue_up_to": lambda queue: queue.dequeue_up_to(4)}
+    for dequeue in dequeues.values():
+        shapes = {}
+        for name, tf in (("legacy", legacy), ("shim", shim)):
+            with real_tf.Graph().as_default() as graph:
+                queue = tf.train.range_input_producer(6, shuffle=False, num_epochs=1)
+                shapes[name] = dequeue(queue).shape.as_list()
+                traced = [name for name in graph._functions  # pylint: disable=protected-access
+                          if "Dataset_map" in name]
+        assert shapes["shim"] == shapes["legacy"]
+        assert not traced
