@@ -52,17 +52,12 @@ class ElementSource:
         parallelism: calls TF1 ran at once (k runner threads); up to the core count is used
             anyway when the computation is stateless, since order is kept either way.
         """
-        one_device = vectorize.same_floats_on_one_device(self.lifted_ops)
-        # Ops whose values no graph pass changes need no function of their own (see
-        # `lifting.called_as_function`): inline, each call saves a nested function call.
-        inline = one_device and not any(op.type in lifting.V1_CONTROL_FLOW
-                                        for op in self.lifted_ops)
-
-        def compute(*args):
-            computed = self.compute(*args, inline=inline)
-            return computed if finish is None else finish(computed)
-
-        per_element = (contextlib.nullcontext() if one_device
+        # The user's ops stay in a function of their own (`lifting.called_as_function`),
+        # which the Session's grappler rewrites as TF1's Session rewrites them (also for
+        # integer and bool results: argmax(sign(x)) -> argmax(x), not(a < b) -> a >= b).
+        compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
+        per_element = (contextlib.nullcontext()
+                       if vectorize.same_floats_on_one_device(self.lifted_ops)
                        else build_context.user_ops_per_element())
         # Autograph off also where a user's call (a queue's as_dataset()) maps outside the
         # shim's builds: the computation is graph code, and its conversion cache has mixed up

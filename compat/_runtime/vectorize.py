@@ -134,13 +134,26 @@ _SHAPE_FOLLOWING = {"Cast", "Identity", "Snapshot", "StopGradient", "Neg", "Abs"
                     "ClipByValue"} | _ELEMENTWISE_EXACT - {"AddN", "BiasAdd"}
 
 
+def _fixes_the_length(op) -> bool:
+    """Whether `op` fails at run time on every input length but one: a reshape to a constant
+    shape without -1, or an ensure_shape to a fully defined one (a static shape alone may
+    come from a user's set_shape, which nothing checks when the graph runs)."""
+    if op.type == "Reshape":
+        shape = tf.get_static_value(op.inputs[1])
+        return shape is not None and all(size >= 0 for size in shape.reshape(-1))
+    if op.type == "EnsureShape":
+        return tf.TensorShape(op.get_attr("shape")).is_fully_defined()
+    return False
+
+
 def _unequal_lengths_fail_in_tf1(source, element_specs) -> bool:
     """Whether, in TF1, a batch whose equal-length ops' inputs differ in length always holds
     an element that fails: when each such op's result reaches the outputs only through ops
     that keep its length, ending in an output of fully defined shape (the batch's, which
-    TF1's enqueue checks) or a reshape to a fully defined shape. Then no element-by-element
-    fallback is needed: the batched op fails on such a batch, as TF1's enqueue does on the
-    element whose length differs (e.g. the MNIST example: decode_raw, cast, scale, 784)."""
+    TF1's enqueue checks) or in an op that fixes the length (`_fixes_the_length`). Then no
+    element-by-element fallback is needed: the batched op fails on such a batch, as TF1 does
+    on the element whose length differs (e.g. the MNIST example: decode_raw, cast, scale,
+    784), with the batched op's message instead of TF1's."""
     lifted = {op.name for op in source.lifted_ops}
     declared = {tensor.name: spec.shape
                 for tensor, spec in zip(source.lifted_outputs, element_specs)}
@@ -156,9 +169,7 @@ def _unequal_lengths_fail_in_tf1(source, element_specs) -> bool:
         for consumer in tensor.consumers():
             if consumer.name not in lifted:
                 continue
-            if consumer.type in ("Reshape", "EnsureShape") and consumer.inputs[0] is tensor:
-                if not consumer.outputs[0].shape.is_fully_defined():
-                    return False
+            if consumer.inputs[0] is tensor and _fixes_the_length(consumer):
                 continue  # fails on every length but one
             if consumer.type not in _SHAPE_FOLLOWING or any(
                     other is not tensor and other.shape.rank != 0 for other in consumer.inputs):

@@ -107,8 +107,8 @@ def _kernel_left_alone(tf, image, kernel):
         "ResizeBicubic": lambda: tf.image.resize_images(image, [8, 3], method=methods.BICUBIC),
         "ResizeArea": lambda: tf.image.resize_images(image, [4, 4], method=methods.AREA),
         "AdjustContrastv2": lambda: tf.image.adjust_contrast(image, 1.4),
-        "AdjustSaturation": lambda: tf.image.adjust_saturation(tf.cast(image, tf.uint8), 0.7),
-        "AdjustHue": lambda: tf.image.adjust_hue(tf.cast(image, tf.uint8), 0.1),
+        "AdjustSaturation": lambda: tf.image.adjust_saturation(image, 0.7),
+        "AdjustHue": lambda: tf.image.adjust_hue(image, 0.1),
     }[kernel]()
 
 
@@ -119,8 +119,13 @@ def test_the_kernels_left_alone_are_the_shims():
     assert set(KERNELS_LEFT_ALONE) == vectorize._FLOAT_KERNELS_LEFT_ALONE
     for kernel in KERNELS_LEFT_ALONE:
         with tf.Graph().as_default() as graph:
-            _kernel_left_alone(tf, tf.zeros([6, 5, 3]), kernel)
-            assert kernel in {op.type for op in graph.get_operations()}
+            image = tf.identity(tf.zeros([6, 5, 3]))
+            ops_before = set(graph.get_operations())
+            _kernel_left_alone(tf, image, kernel)
+            ops = [op for op in graph.get_operations() if op not in ops_before]
+            assert kernel in {op.type for op in ops}
+            # So the test below runs it on one device: nothing else computes a float.
+            assert vectorize.same_floats_on_one_device(ops), [op.type for op in ops]
 
 
 @pytest.mark.parametrize("kernel", KERNELS_LEFT_ALONE)
@@ -131,4 +136,28 @@ def test_kernel_left_alone_per_element_is_tf1s(kernel, legacy, shim):
         with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
             image = tf.gather(tf.constant(PIXELS), index)
         return tf.train.batch([_kernel_left_alone(tf, image, kernel)], batch_size=4)
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+ROWS = np.array([[1, 5, 3], [-3, -1, -2], [2, 2, 9], [np.iinfo(np.int32).min, 0, 7]], np.int32)
+WITH_NAN = np.array([[1.0, -2.0], [np.nan, 0.0], [-0.0, 3.0], [np.nan, -1.0]], np.float32)
+
+
+@pytest.mark.parametrize("expression", [
+    lambda tf, row, _: tf.argmax(tf.sign(row)),
+    lambda tf, row, _: tf.argmax(tf.nn.relu(row)),
+    lambda tf, row, _: tf.reduce_max(-row),
+    lambda tf, _, pair: tf.logical_not(tf.less(pair, 0.0)),
+    lambda tf, _, pair: tf.logical_not(tf.greater_equal(pair, 0.0)),
+], ids=["argmax_sign", "argmax_relu", "max_of_negation", "not_less_nan", "not_ge_nan"])
+def test_integer_and_bool_results_are_tf1s(expression, legacy, shim):
+    """TF1's Session rewrites integer and bool expressions too (argmax(sign(x)) ->
+    argmax(x), max(-x) -> -min(x), not(a < b) -> a >= b), which changes results at ties,
+    INT_MIN and NaN: the shim's per-element functions must get the same rewrites."""
+    def build(tf):
+        index = tf.train.range_input_producer(4, shuffle=False, num_epochs=2).dequeue()
+        with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
+            row = tf.gather(tf.constant(ROWS), index)
+            pair = tf.gather(tf.constant(WITH_NAN), index)
+        return tf.train.batch([expression(tf, row, pair)], batch_size=2)
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))

@@ -108,10 +108,12 @@ def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(shim
         resized = shim.train.batch([shim.image.resize_images(image, [2, 2])], batch_size=4)
         with shim.Session() as sess:
             sess.run(resized)
-    functions = _dataset_functions(graph.as_graph_def())
-    # Inline, too: no function of their own (whose call costs each element a nested call).
+    graph_def = graph.as_graph_def()
+    functions = _dataset_functions(graph_def)
+    library = {function.signature.name: function for function in graph_def.library.function}
+    # The user's ops stay in a function of their own, which the Session's grappler rewrites.
     resizing = {name: one_device for name, (function, one_device) in functions.items()
-                if any(node.op == "ResizeBilinear" for node in function.node_def)}
+                if _calls_user_ops(function, functions, library, "ResizeBilinear")}
     assert resizing and all(resizing.values()), resizing
 
 

@@ -173,3 +173,18 @@ def test_mnist_example_is_equivalent_to_tf1_under_the_harness(tmp_path):
     report = harness.compare(functools.partial(example.build, path=path, num_epochs=2),
                              mode="auto", max_batches=None)
     assert report.equivalent, report.explain()
+
+
+def test_a_reshape_with_an_inferred_dimension_keeps_the_per_element_path(legacy, shim):
+    """A static shape from set_shape is not checked when the graph runs: a reshape to
+    [2, -1] takes records of 4 and 6 bytes alike in TF1, so batches of both are TF1's."""
+    records = [bytes([100, 1, 2, 102]), bytes([122, 3, 118, 4, 5, 6])] * 3
+
+    def build(tf):
+        record = tf.train.string_input_producer(records, num_epochs=1, shuffle=False).dequeue()
+        decoded = tf.decode_raw(record, tf.uint8)
+        decoded.set_shape([4])
+        return tf.train.batch([tf.reduce_max(tf.reshape(decoded, [2, -1]), axis=1)],
+                              batch_size=2)
+
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
