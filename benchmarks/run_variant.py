@@ -39,7 +39,8 @@ def main(argv=None):
         else:
             payload = measure.measure(request["workload"], request["variant"],
                                       request["params"], request["data_dir"],
-                                      request.get("tf_data_mode", "eager")).to_dict()
+                                      request.get("tf_data_mode", "eager"),
+                                      request.get("min_seconds", 0.0)).to_dict()
     except BaseException as error:  # noqa: BLE001 - reported to the suite, not swallowed
         lines = traceback.format_exception(type(error), error, error.__traceback__)
         payload = {"ok": False, "error": f"{type(error).__name__}: {error}".strip(),

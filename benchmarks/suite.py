@@ -51,6 +51,10 @@ VARIANT_LABELS = {"legacy": "legacy", "shim": "shim", "tf_data": "tf.data"}
 METRICS = ("records_per_s", "first_batch_s", "build_s", "peak_rss_mb")
 RATIOS = (("shim", "legacy"), ("shim", "tf_data"))
 QUICK_BATCHES = 10
+DEFAULT_MIN_SECONDS = 1.0
+# A steady state shorter than this is mostly timer and scheduler noise: ratios taken from it
+# swing by 20% or more between runs on a quiet 2-core machine.
+SHORT_STEADY_S = 0.5
 DEFAULT_RUNS = 3
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_DATA_DIR = os.path.join(tempfile.gettempdir(), "compat_benchmark_data")
@@ -64,6 +68,7 @@ class SuiteConfig:
     params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     data_dir: str = DEFAULT_DATA_DIR
     tf_data_mode: str = "eager"
+    min_seconds: float = DEFAULT_MIN_SECONDS
     timeout_s: float = DEFAULT_TIMEOUT_S
     quick: bool = False
 
@@ -138,9 +143,16 @@ def measure_variant(config: SuiteConfig, workload: str, variant: str, data_dir: 
     """One measurement (a plain dict: the child's Measurement fields, run, wall_s)."""
     payload = _run_child({"action": "measure", "workload": workload, "variant": variant,
                           "params": config.overrides(workload), "data_dir": data_dir,
-                          "tf_data_mode": config.tf_data_mode}, config.timeout_s)
+                          "tf_data_mode": config.tf_data_mode,
+                          "min_seconds": config.min_seconds}, config.timeout_s)
     payload.update(workload=workload, variant=variant, run=run)
     return payload
+
+
+def short_measurements(measurements: list[dict]) -> list[str]:
+    """'workload variant run N' of each measurement whose steady state was too short."""
+    return [f"{m['workload']} {m['variant']} run {m['run'] + 1}" for m in measurements
+            if m.get("ok") and (m.get("steady_s") or 0.0) < SHORT_STEADY_S]
 
 
 def _median(values):
@@ -487,6 +499,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="batches measured after the first, for every workload (default: each "
              "workload's own `batches` param, see below; fewer if the input ends first)")
     parser.add_argument(
+        "--min-seconds", type=float, default=None, metavar="S",
+        help="keep measuring past `batches` until the steady state (after the first batch) "
+             f"lasted S seconds or the input ends, so fast variants are not timed over a "
+             f"few hundred ms of noise (default {DEFAULT_MIN_SECONDS:g}; 0 with --quick)")
+    parser.add_argument(
         "--param", action="append", default=[], type=_parse_param,
         metavar="WORKLOAD.NAME=VALUE",
         help="set a workload parameter (repeatable), e.g. --param mnist.records=20000 "
@@ -542,7 +559,12 @@ def config_from_args(args, parser) -> SuiteConfig:
         parser.error("--runs must be at least 1")
     batches = args.batches if args.batches is not None else (
         QUICK_BATCHES if args.quick else None)
+    min_seconds = args.min_seconds if args.min_seconds is not None else (
+        0.0 if args.quick else DEFAULT_MIN_SECONDS)
+    if min_seconds < 0:
+        parser.error("--min-seconds must be at least 0")
     return SuiteConfig(workloads=names, runs=runs, batches=batches, params=params,
+                       min_seconds=min_seconds,
                        data_dir=args.data_dir, tf_data_mode=args.tf_data_mode,
                        timeout_s=args.timeout, quick=args.quick)
 
@@ -589,6 +611,13 @@ def main(argv=None) -> int:
         print()
         print(f"WARNING: {workload}: the variants' first batches differ in shape or dtype: "
               + "; ".join(f"{variant} {sig}" for variant, sig in by_variant.items()))
+    short = short_measurements(result["measurements"])
+    if short and not config.quick:
+        print()
+        print(f"WARNING: {len(short)} measurement(s) had a steady state under "
+              f"{SHORT_STEADY_S:g} s (the input ended first): their records/s are mostly "
+              f"noise; give those workloads more epochs (--param WORKLOAD.epochs=N): "
+              + ", ".join(short))
     if result["compat_changed_during_run"]:
         print()
         print("WARNING: the shim's source (compat/) changed during this run: shim measurements "

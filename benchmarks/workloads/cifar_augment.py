@@ -36,7 +36,7 @@ CROP = 24
 class Params:
     files: int = data_field(5)
     records_per_file: int = data_field(1_000)
-    epochs: int = 10
+    epochs: int = 20
     batch_size: int = 128
     num_threads: int = 4
     min_after_dequeue: int = 1_000

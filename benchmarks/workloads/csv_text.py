@@ -26,7 +26,7 @@ class Params:
     files: int = data_field(4)
     lines_per_file: int = data_field(5_000)
     num_features: int = data_field(10)
-    epochs: int = 10
+    epochs: int = 40
     batch_size: int = 256
     min_after_dequeue: int = 2_000
     batches: int = 400

@@ -28,7 +28,7 @@ class Params:
     files: int = data_field(1_000)
     min_side: int = data_field(48)
     max_side: int = data_field(96)
-    epochs: int = 20
+    epochs: int = 40
     batch_size: int = 32
     batches: int = 300
     tf_data_parallel_calls: int = 1

@@ -7,7 +7,8 @@
     first_batch_s  from the same start until the first batch is in hand (Session creation,
                    initializers, queue runners and filling shuffle buffers included)
     records_per_s  records after the first batch / seconds after the first batch, over
-                   `params.batches` batches or until the input ends
+                   `params.batches` batches and at least `min_seconds`, or until the input
+                   ends
     peak_rss_mb    ru_maxrss of this process at the end (TensorFlow's own footprint included)
 """
 from __future__ import annotations
@@ -77,14 +78,14 @@ def _as_pipeline(built) -> Pipeline:
 class _Loop:
     """Counts batches; knows the first batch's time and when to stop."""
 
-    def __init__(self, start, max_batches):
-        self.start, self.max_batches = start, max_batches
+    def __init__(self, start, max_batches, min_seconds=0.0):
+        self.start, self.max_batches, self.min_seconds = start, max_batches, min_seconds
         self.first_batch_s = self.steady_start = self.steady_end = None
         self.batch_size = self.signature = None
         self.batches = self.records = 0
 
     def add(self, values) -> bool:
-        """Record one batch; False when the cap is reached."""
+        """Record one batch; False when `max_batches` are in and `min_seconds` have passed."""
         now = time.perf_counter()
         count = _count(values)
         if self.first_batch_s is None:
@@ -95,7 +96,8 @@ class _Loop:
         self.batches += 1
         self.records += count
         self.steady_end = now
-        return self.batches < self.max_batches
+        return (self.batches < self.max_batches
+                or now - self.steady_start < self.min_seconds)
 
     def fill(self, result: Measurement):
         result.first_batch_s, result.batch_size = self.first_batch_s, self.batch_size
@@ -127,7 +129,7 @@ def _run_session(tf, fetches, pipeline: Pipeline, loop: _Loop, out_of_range, res
 
 
 def measure(workload: str, variant: str, overrides: dict, data_dir: str,
-            tf_data_mode: str = "eager") -> Measurement:
+            tf_data_mode: str = "eager", min_seconds: float = 0.0) -> Measurement:
     """Measure one variant here; exceptions propagate (the caller records them)."""
     module = load(workload)
     params = make_params(module, overrides)
@@ -157,7 +159,7 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
         start = time.perf_counter()
         dataset = module.tf_data(real_tf, loaded, params)
         result.build_s = time.perf_counter() - start
-        loop = _Loop(start, params.batches)
+        loop = _Loop(start, params.batches, min_seconds)
         for batch in dataset:  # iter() (the iterator's creation) counts toward first batch
             if not loop.add([component.numpy() for component in real_tf.nest.flatten(batch)]):
                 break
@@ -174,7 +176,7 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
                 result.mode = "tf1 session"
                 pipeline = _as_pipeline(module.build(tf, loaded, params))
             result.build_s = time.perf_counter() - start
-            loop = _Loop(start, params.batches)
+            loop = _Loop(start, params.batches, min_seconds)
             _run_session(tf, pipeline.fetches, pipeline, loop, out_of_range, result)
 
     loop.fill(result)

@@ -25,7 +25,7 @@ _EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 @dataclasses.dataclass
 class Params:
     records: int = data_field(10_000)
-    epochs: int = 10
+    epochs: int = 60
     batch_size: int = 128
     batches: int = 600  # measured after the first batch (the input ends later)
 

@@ -26,7 +26,7 @@ class Params:
     shards: int = data_field(200)
     records_per_shard: int = data_field(40)
     num_features: int = data_field(32)
-    epochs: int = 10
+    epochs: int = 50
     batch_size: int = 64
     num_threads: int = 2
     min_after_dequeue: int = 1_000
