@@ -228,7 +228,7 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
     computation = element_source.lifted(tuple(tensor_list), api)
     if computation.stateful or not vectorize.all_exact_when_batched(computation.ops):
         return None  # decided before the upstream is built: a build not used costs its tracing
-    source = element_source.element_source(tuple(tensor_list), api, consumer)
+    source = element_source.element_source(tuple(tensor_list), api, consumer, fuse_units=False)
     if not source.dense:
         return None
     element_specs = tuple(tf.TensorSpec(shape, tensor.dtype)

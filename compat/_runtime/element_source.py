@@ -91,15 +91,21 @@ def add_consumers(structure, what: str, consumer) -> None:
         add_consumer(stage, consumer)
 
 
-def element_source(structure, what: str, consumer) -> ElementSource:
+def element_source(structure, what: str, consumer, fuse_units=True) -> ElementSource:
     """Lift the computation of `structure` from the stages it reads (see `element_dataset`).
 
     consumer: a key naming the reader of those stages (see `add_consumer`): the same key
-    for every build of the same TF1 enqueue op."""
+    for every build of the same TF1 enqueue op.
+    fuse_units: where the one stage read offers a `unit_map`, the upstream is that map's
+    dataset and the computation applies its function first (the stage's map folded into the
+    consumer's); not for a computation that is to be vectorized, which would batch reads."""
     lifted = lifting.lift(structure, stage_of, what)
     sources = lifted.sources
     for stage in sources:
         add_consumer(stage, consumer)
+    units = _unit_map_of(sources, lifted.source_outputs_read) if fuse_units else None
+    if units is not None:
+        return _fused(lifted, sources[0], *units)
     upstream, parts = [], []
     for stage, outputs_read in zip(sources, lifted.source_outputs_read):
         dataset, part = _upstream_of(stage, outputs_read)
@@ -121,6 +127,26 @@ def element_source(structure, what: str, consumer) -> ElementSource:
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))
     return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
+
+
+def _unit_map_of(sources, outputs_read):
+    """The `unit_map` of the one stage read, when it is copied (not shared) and offers one
+    for the components read."""
+    if len(sources) != 1 or sources[0].unit_map is None:
+        return None
+    stage = sources[0]
+    if stage.pulls_from_kernel or owner_of(stage) is not None:
+        return None
+    return stage.unit_map(outputs_read[0])
+
+
+def _fused(lifted, stage, units: tf.data.Dataset, element_of: Callable) -> ElementSource:
+    """The computation over the stage's units: each unit's element, then the user's ops."""
+    def compute(unit, probes=(), given=(), inline=False):
+        return lifted.function([stage.encoded(element_of(unit))], probes, given, inline)
+
+    dense = all(isinstance(spec, tf.TensorSpec) for spec in tf.nest.flatten(units.element_spec))
+    return ElementSource(units, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
 
 
 def _upstream_of(stage, outputs_read):

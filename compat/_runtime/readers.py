@@ -121,8 +121,16 @@ class ReaderBase:
                 work_units(), lambda unit, count_records: self._records(
                     unit, count_records, with_keys=False))
 
+        def unit_map(components):
+            # Only where the value is read: a read whose contents go unused is pruned, and a
+            # missing file would then go unnoticed (TF1's reader fails on it).
+            if (self._record_of_unit is None or 1 not in components or self._counting
+                    or _reads_each_file_alone(self._graph)):
+                return None
+            return work_units(), self._record_of_unit
+
         key, value = plan.register(records, name or "ReaderReadV2", part_factory=values_alone,
-                                   element_spec=(_STRING, _STRING))
+                                   element_spec=(_STRING, _STRING), unit_map=unit_map)
         return key, value
 
     def read_up_to(self, queue, num_records, name=None):
