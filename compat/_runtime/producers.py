@@ -34,9 +34,32 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         return plan.register(lambda: elements.take(num_epochs), scope.rstrip("/"))
 
 
+# Ops of an input that is the same in every epoch and can be copied into the pipeline as is.
+_CONSTANT_OPS = frozenset({"Const", "Identity", "Range"})
+
+
+def _is_constant(input_tensor) -> bool:
+    """Whether the input is computed from constants alone (a list of file names, a range of
+    a constant), with no control dependency: then the same rows every epoch, nothing to
+    compute per epoch."""
+    computation = element_source.lifted(input_tensor, "input_producer")
+    return not computation.sources and all(
+        op.type in _CONSTANT_OPS and not op.control_inputs for op in computation.ops)
+
+
 def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
     """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
     def elements():
+        if _is_constant(input_tensor):
+            # No function computing the epoch (one fewer to trace and prepare at the first
+            # run): only the shuffle, if any, is applied per epoch.
+            epochs = tf.data.Dataset.from_tensors(input_tensor).repeat(num_epochs)
+            if shuffle_seeds is None:
+                return datasets.unbatched(epochs)
+            seed, seed2 = shuffle_seeds
+            with build_context.without_autograph():
+                return datasets.unbatched(epochs.map(
+                    lambda rows: tf.raw_ops.RandomShuffle(value=rows, seed=seed, seed2=seed2)))
         source = element_source.element_source(input_tensor, "input_producer", consumer)
         if num_epochs is not None:
             source = dataclasses.replace(source, upstream=source.upstream.take(num_epochs))
@@ -100,9 +123,10 @@ def string_input_producer(string_tensor,
                          "string tensor.")
     with tf.compat.v1.name_scope(name, "input_producer", [string_tensor]) as scope:
         string_tensor = tf.convert_to_tensor(string_tensor, dtype=tf.string)
-        with tf.control_dependencies([
-                tf.debugging.Assert(tf.greater(tf.size(string_tensor), 0), [not_null_err])]):
-            string_tensor = tf.identity(string_tensor)
+        if not string_tensor.shape.num_elements():  # else statically non-empty: cannot fail
+            with tf.control_dependencies([
+                    tf.debugging.Assert(tf.greater(tf.size(string_tensor), 0), [not_null_err])]):
+                string_tensor = tf.identity(string_tensor)
         # TF1 checks these in its input_producer, whose summary divides by capacity.
         arguments.require_num_epochs(num_epochs, "string_input_producer")
         arguments.require_capacity(capacity, "string_input_producer", ZeroDivisionError)
