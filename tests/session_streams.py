@@ -29,3 +29,28 @@ def run_stream(tf, build, max_steps=10_000, graph_seed=None, initialize_tables=F
                 coord.request_stop()
                 coord.join(threads, stop_grace_period_secs=10)
     return values
+
+
+def stream_until_error(tf, build):
+    """The values fetched before the pipeline failed, and the error (None when it ended):
+    raised by a run, or by the queue runners at `coord.join`, where TF1 reports a reader's."""
+    values, error = [], None
+    with tf_real.Graph().as_default():
+        fetches = build(tf)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            try:
+                while True:
+                    values.append(sess.run(fetches))
+            except tf_real.errors.OutOfRangeError:
+                pass
+            except tf_real.errors.OpError as raised:
+                error = raised
+            coord.request_stop()
+            try:
+                coord.join(threads, stop_grace_period_secs=10)
+            except tf_real.errors.OpError as raised:
+                error = error or raised
+    return values, error

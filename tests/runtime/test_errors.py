@@ -3,6 +3,7 @@ message that names the argument. The type is asked of TF1, never written down he
 import pytest
 
 from conftest import build_error, run_stream
+from session_streams import stream_until_error
 
 pytestmark = pytest.mark.needs_tf
 
@@ -141,28 +142,8 @@ def test_eager_mode_raises_tf1s_error_types(legacy, shim):
 
 def _values_until_error(tf, build):
     """The batches delivered before the pipeline failed, and the error (None at the end)."""
-    import tensorflow as tf_root
-    values = []
-    with tf_root.Graph().as_default():
-        batch = build(tf)
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            error = None
-            try:
-                while True:
-                    values.append(sess.run(batch).tolist())
-            except tf_root.errors.OutOfRangeError:
-                pass
-            except tf_root.errors.OpError as raised:
-                error = raised
-            coord.request_stop()
-            try:
-                coord.join(threads, stop_grace_period_secs=10)
-            except tf_root.errors.OpError as raised:
-                error = error or raised
-    return values, error
+    values, error = stream_until_error(tf, build)
+    return [value.tolist() for value in values], error
 
 
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import run_stream, tf_real
+from session_streams import stream_until_error
 from streams import assert_streams_equal
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(600)]
@@ -56,31 +57,6 @@ def test_an_image_folder_gives_tf1s_batches(sides, batch_size, flip_seed, shuffl
                          run_stream(shim, build, graph_seed=11))
 
 
-def _stream_and_error(tf, build):
-    """The batches delivered before the pipeline failed, and the error (None at the end):
-    raised by a run, or by the queue runners at `coord.join` as TF1 reports a reader's."""
-    with tf_real.Graph().as_default():
-        fetches = build(tf)
-        values, error = [], None
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            try:
-                while True:
-                    values.append(sess.run(fetches))
-            except tf_real.errors.OutOfRangeError:
-                pass
-            except tf_real.errors.OpError as raised:
-                error = raised
-            coord.request_stop()
-            try:
-                coord.join(threads, stop_grace_period_secs=10)
-            except tf_real.errors.OpError as raised:
-                error = error or raised
-    return values, error
-
-
 @pytest.mark.parametrize("fetched", ["images", "names"])
 def test_a_missing_file_fails_where_tf1s_read_fails(tmp_path, fetched, legacy, shim):
     """Also where only the file names are used: TF1's reader reads every file it names."""
@@ -97,8 +73,8 @@ def test_a_missing_file_fails_where_tf1s_read_fails(tmp_path, fetched, legacy, s
 
     build = (lambda tf: images(tf)[1]) if fetched == "images" else names_only
 
-    expected, expected_error = _stream_and_error(legacy, build)
-    got, error = _stream_and_error(shim, build)
+    expected, expected_error = stream_until_error(legacy, build)
+    got, error = stream_until_error(shim, build)
     assert isinstance(expected_error, tf_real.errors.NotFoundError), expected_error
     assert type(error) is type(expected_error)
     assert "deleted-before-the-run.png" in str(error)
