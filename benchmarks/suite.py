@@ -373,7 +373,7 @@ def format_details(result: dict) -> str:
                          _seconds(entry["first_batch_s"]), _seconds(entry["build_s"]),
                          "n/a" if rss is None else f"{rss:,.0f}",
                          ok[0]["batch_size"] if ok else "",
-                         ok[0]["batches"] if ok else "",
+                         round(_median([m["batches"] for m in ok])) if ok else "",
                          "/".join(sorted({"yes" if m["input_ended"] else "no" for m in ok})),
                          ok[0]["mode"] if ok else ""])
         data = result["ratios"][workload]["shim/tf_data"]
@@ -497,7 +497,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--batches", type=int, default=None, metavar="N",
         help="batches measured after the first, for every workload (default: each "
-             "workload's own `batches` param, see below; fewer if the input ends first)")
+             "workload's own `batches` param, see below; fewer if the input ends first, "
+             "more while --min-seconds have not passed)")
     parser.add_argument(
         "--min-seconds", type=float, default=None, metavar="S",
         help="keep measuring past `batches` until the steady state (after the first batch) "
@@ -534,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--details", action=argparse.BooleanOptionalAction, default=True,
         help="also print a second table of absolute medians per variant (first batch, "
-             "build, RSS, batch size, batches measured) and shim/tf.data ratios "
+             "build, RSS, batch size, median batches measured) and shim/tf.data ratios "
              "(default: on)")
     return parser
 
@@ -615,9 +616,9 @@ def main(argv=None) -> int:
     if short and not config.quick:
         print()
         print(f"WARNING: {len(short)} measurement(s) had a steady state under "
-              f"{SHORT_STEADY_S:g} s (the input ended first): their records/s are mostly "
-              f"noise; give those workloads more epochs (--param WORKLOAD.epochs=N): "
-              + ", ".join(short))
+              f"{SHORT_STEADY_S:g} s: their records/s are mostly noise. Where the input "
+              f"ended first, give the workload more epochs (--param WORKLOAD.epochs=N); "
+              f"else raise --min-seconds or --batches: " + ", ".join(short))
     if result["compat_changed_during_run"]:
         print()
         print("WARNING: the shim's source (compat/) changed during this run: shim measurements "

@@ -43,7 +43,8 @@ class Measurement:
     batches: int = 0                   # batches measured after the first
     records: int = 0                   # records measured after the first batch
     steady_s: Optional[float] = None
-    input_ended: bool = False          # True: OutOfRangeError before the batch cap
+    input_ended: bool = False          # True: OutOfRangeError before the batch cap and
+                                       # min_seconds were both reached
     tf_version: str = ""
 
     def to_dict(self):

@@ -41,7 +41,10 @@ _CONSTANT_OPS = frozenset({"Const", "Identity", "Range"})
 def _is_constant(input_tensor) -> bool:
     """Whether the input is computed from constants alone (a list of file names, a range of
     a constant), with no control dependency: then the same rows every epoch, nothing to
-    compute per epoch."""
+    compute per epoch. Not an empty one: repeating an empty epoch would spin without end,
+    deaf to run timeouts, where TF1's dequeue waits (the per-epoch map lets it time out)."""
+    if not input_tensor.shape.num_elements():
+        return False
     computation = element_source.lifted(input_tensor, "input_producer")
     return not computation.sources and all(
         op.type in _CONSTANT_OPS and not op.control_inputs for op in computation.ops)

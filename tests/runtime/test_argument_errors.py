@@ -201,6 +201,19 @@ def _first_fetch_blocks(tf, build, seconds=2):
     return False
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("empty_input", ["range", "strings"])
+def test_an_empty_producer_blocks_as_tf1s_does(empty_input, shuffle, legacy, shim):
+    """Endless epochs of nothing: TF1's dequeue waits, and a run timeout ends the wait."""
+    def build(tf):
+        if empty_input == "range":
+            return tf.train.range_input_producer(0, shuffle=shuffle).dequeue()
+        return tf.train.input_producer(tf.constant([], tf.string), shuffle=shuffle).dequeue()
+
+    assert _first_fetch_blocks(legacy, build)
+    assert _first_fetch_blocks(shim, build)
+
+
 def test_zero_capacity_input_producer_is_refused_instead_of_hanging(legacy, shim):
     pipeline = Pipeline("input_producer", capacity=0)
     assert build_error(legacy, pipeline.build) is None, "TF1 rejects it while building"
