@@ -130,12 +130,12 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
              on_demand=False, element_spec=None, blocking=False, unit_map=None):
     """Create a stage; return the structure user code consumes (the iterator's next element).
 
-    part_factory, on_demand, unit_map: see `Stage`. element_spec: the elements' spec, for a stage whose
-    factory raises none of TF1's construction errors (those are checked before); given it,
-    the dataset is traced only when a Session first runs the graph (see `build_pending`),
-    once its consumers are known, and `blocking` says whether its get_next may wait on the
-    Session's thread (see `stage_iterators.next_of`; only where no fed queue can be
-    upstream, see `may_wait_on_runs`)."""
+    part_factory, on_demand, unit_map: see `Stage`. element_spec: the elements' spec, for a
+    stage whose factory raises none of TF1's construction errors (those are checked before);
+    given it, the dataset is traced only when a Session first runs the graph (see
+    `build_pending`), once its consumers are known, and `blocking` says whether its get_next
+    may wait on the Session's thread (see `stage_iterators.next_of`; only where no fed queue
+    can be upstream, see `may_wait_on_runs`)."""
     graph = tf.compat.v1.get_default_graph()
     if element_spec is not None and _defers(graph):
         iterator = stage_iterators.unbuilt_iterator(graph, element_spec)
