@@ -4,6 +4,8 @@ The shim reads each file in the same map that decodes it (`Stage.unit_map`); the
 check that reading and computing in one step changes neither the stream nor where a bad
 file stops it.
 """
+import collections
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -110,3 +112,59 @@ def test_read_counters_still_count_whole_files(tmp_path, legacy, shim):
     images, count = run(shim)
     assert_streams_equal([expected_images], [images])
     assert count == expected_count == len(paths)
+
+
+def _names(batches):
+    return collections.Counter(name for batch in batches for name in np.asarray(batch).ravel())
+
+
+def test_threads_deliver_every_file_once_per_epoch(tmp_path, legacy, shim):
+    """Which thread decodes which file is timing in TF1: compared by what TF1 guarantees."""
+    paths = write_pngs(tmp_path, [3, 4, 5, 6, 7, 8])
+
+    def build(tf):
+        files = tf.train.string_input_producer(paths, num_epochs=2)
+        name, contents = tf.WholeFileReader().read(files)
+        image = tf.image.resize_images(tf.image.decode_png(contents, channels=3), [4, 4])
+        names, _ = tf.train.shuffle_batch([name, image], batch_size=2, capacity=8,
+                                          min_after_dequeue=2, num_threads=3)
+        return names
+
+    expected, got = _names(run_stream(legacy, build)), _names(run_stream(shim, build))
+    assert set(expected.values()) == {2} and len(expected) == len(paths)
+    assert got == expected
+
+
+def test_two_consumers_of_one_reader_split_its_files(tmp_path, legacy, shim):
+    """A second consumer makes the read shared: each file goes to exactly one of them."""
+    paths = write_pngs(tmp_path, [3, 4, 5, 6, 7])
+
+    def build(tf):
+        files = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
+        name, contents = tf.WholeFileReader().read(files)
+        image = tf.image.resize_images(tf.image.decode_png(contents, channels=3), [4, 4])
+        first = tf.train.batch([name, image], batch_size=1)[0]
+        second = tf.train.batch([name, tf.strings.length(contents)], batch_size=1)[0]
+        return first, second
+
+    def delivered(tf):
+        with tf_real.Graph().as_default():
+            consumers = build(tf)
+            names = []
+            with tf.Session() as sess:
+                sess.run(tf.local_variables_initializer())
+                coord = tf.train.Coordinator()
+                threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+                for fetch in consumers:  # one after the other: the first takes what it can
+                    try:
+                        while True:
+                            names.extend(sess.run(fetch))
+                    except tf_real.errors.OutOfRangeError:
+                        pass
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+        return collections.Counter(names)
+
+    expected, got = delivered(legacy), delivered(shim)
+    assert set(expected.values()) == {1} and len(expected) == len(paths)
+    assert got == expected
