@@ -1,4 +1,5 @@
-"""A legacy pipeline's stream as a TF1 program reads it: every fetch until OutOfRangeError."""
+"""Legacy pipelines read as a TF1 program reads them: each fetch until OutOfRangeError."""
+import numpy as np
 import tensorflow as tf_real
 
 
@@ -54,3 +55,31 @@ def stream_until_error(tf, build):
             except tf_real.errors.OpError as raised:
                 error = error or raised
     return values, error
+
+
+def drain_consumers(tf, build, max_steps=500):
+    """Fetch each of `build(tf)`'s consumers in turn until all have ended; return, per
+    consumer, the values it delivered (flattened)."""
+    with tf_real.Graph().as_default():
+        consumers = build(tf)
+        delivered = [[] for _ in consumers]
+        ended = [False] * len(consumers)
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            try:
+                for _ in range(max_steps):
+                    if all(ended):
+                        break
+                    for index, fetch in enumerate(consumers):
+                        if ended[index]:
+                            continue
+                        try:
+                            delivered[index].extend(np.asarray(sess.run(fetch)).ravel().tolist())
+                        except tf_real.errors.OutOfRangeError:
+                            ended[index] = True
+            finally:
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+    return delivered

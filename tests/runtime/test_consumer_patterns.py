@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import run_stream, tf_real
+from session_streams import drain_consumers
 from streams import assert_streams_equal
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(300)]
@@ -24,34 +25,6 @@ def _write_records(path, count=RECORDS):
         for index in range(count):
             writer.write(b"record-%03d" % index)
     return str(path)
-
-
-def _drain(tf, build, feeds=None, max_steps=500):
-    """Fetch each of `build(tf)`'s consumers in turn until all have ended; return, per
-    consumer, the values it delivered (flattened)."""
-    with tf_real.Graph().as_default():
-        consumers = build(tf)
-        delivered = [[] for _ in consumers]
-        ended = [False] * len(consumers)
-        with tf.Session() as sess:
-            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            try:
-                for _ in range(max_steps):
-                    if all(ended):
-                        break
-                    for index, fetch in enumerate(consumers):
-                        if ended[index]:
-                            continue
-                        try:
-                            delivered[index].extend(np.asarray(sess.run(fetch)).ravel().tolist())
-                        except tf_real.errors.OutOfRangeError:
-                            ended[index] = True
-            finally:
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
-    return delivered
 
 
 def _every_element_once(delivered):
@@ -79,7 +52,7 @@ def test_two_batch_calls_on_one_reader_split_its_records(legacy, shim, tmp_path)
         return [first, second]
 
     normalise = lambda delivered: [[value.lower() for value in values] for values in delivered]
-    _assert_split_like_tf1(normalise(_drain(legacy, build)), normalise(_drain(shim, build)))
+    _assert_split_like_tf1(normalise(drain_consumers(legacy, build)), normalise(drain_consumers(shim, build)))
 
 
 def test_preprocessing_threads_dequeuing_one_queue_share_its_elements(legacy, shim):
@@ -91,7 +64,7 @@ def test_preprocessing_threads_dequeuing_one_queue_share_its_elements(legacy, sh
         batch = tf.train.batch_join(processed, batch_size=5, allow_smaller_final_batch=True)
         return [batch // 10]
 
-    legacy_delivered, shim_delivered = _drain(legacy, build), _drain(shim, build)
+    legacy_delivered, shim_delivered = drain_consumers(legacy, build), drain_consumers(shim, build)
     assert sorted(shim_delivered[0]) == sorted(legacy_delivered[0])
     assert collections.Counter(shim_delivered[0]) == collections.Counter(
         list(range(RECORDS)) * 2)
@@ -106,7 +79,7 @@ def test_readers_of_one_filename_queue_share_its_files(legacy, shim, tmp_path):
         return [tf.train.batch_join([[key] for key in keys], batch_size=4,
                                     allow_smaller_final_batch=True)]
 
-    _assert_split_like_tf1(_drain(legacy, build), _drain(shim, build))
+    _assert_split_like_tf1(drain_consumers(legacy, build), drain_consumers(shim, build))
 
 
 def test_second_consumer_added_after_the_first_compiled(legacy, shim):
@@ -117,7 +90,7 @@ def test_second_consumer_added_after_the_first_compiled(legacy, shim):
         third = tf.train.batch([value + 1000], batch_size=3, allow_smaller_final_batch=True)
         return [first, third - 1000]
 
-    legacy_delivered, shim_delivered = _drain(legacy, build), _drain(shim, build)
+    legacy_delivered, shim_delivered = drain_consumers(legacy, build), drain_consumers(shim, build)
     # The unfetched consumer holds up to its capacity in TF1 (and a few in the shim).
     for delivered in (legacy_delivered, shim_delivered):
         assert max(_every_element_once(delivered).values()) == 1

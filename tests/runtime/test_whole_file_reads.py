@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import run_stream, tf_real
-from session_streams import stream_until_error
+from session_streams import drain_consumers, stream_until_error
 from streams import assert_streams_equal
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(600)]
@@ -148,22 +148,7 @@ def test_two_consumers_of_one_reader_split_its_files(tmp_path, legacy, shim):
         return first, second
 
     def delivered(tf):
-        with tf_real.Graph().as_default():
-            consumers = build(tf)
-            names = []
-            with tf.Session() as sess:
-                sess.run(tf.local_variables_initializer())
-                coord = tf.train.Coordinator()
-                threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-                for fetch in consumers:  # one after the other: the first takes what it can
-                    try:
-                        while True:
-                            names.extend(sess.run(fetch))
-                    except tf_real.errors.OutOfRangeError:
-                        pass
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
-        return collections.Counter(names)
+        return collections.Counter(name for names in drain_consumers(tf, build) for name in names)
 
     expected, got = delivered(legacy), delivered(shim)
     assert set(expected.values()) == {1} and len(expected) == len(paths)
