@@ -28,7 +28,7 @@ UNIT = "examples"
 class Params:
     examples: int = data_field(5_000)
     num_features: int = data_field(64)
-    epochs: int = 4
+    epochs: int = 16
     batch_size: int = 128
     capacity: int = 1_000
     batches: int = 80
