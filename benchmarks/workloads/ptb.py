@@ -30,7 +30,7 @@ class Params:
     vocabulary: int = data_field(10_000)
     batch_size: int = 20
     num_steps: int = 35
-    epochs: int = 100
+    epochs: int = 300
     batches: int = 8_000
 
 

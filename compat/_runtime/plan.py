@@ -51,7 +51,7 @@ from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import build_context, graph_hooks, session_callables, stage_iterators
+from compat._runtime import build_context, graph_hooks, session_runs, stage_iterators
 
 
 @dataclass(frozen=True)
@@ -469,4 +469,4 @@ def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Calla
 
 
 graph_hooks.install(build_pending)
-session_callables.install()
+session_runs.install()

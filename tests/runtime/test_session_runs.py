@@ -1,10 +1,11 @@
-"""Repeated Session runs of a shim graph go through callables: TF1's values, types and errors.
+"""Repeated Session runs of a shim graph are prepared once: TF1's values, types and errors.
 
 The programs here feed a queue from Python, the TF1 tutorial way (a placeholder per
 component, `sess.run(enqueue, feed_dict)` once per example), and fetch from it in every
 structure TF1 code passes to `Session.run`. Each runs once under TF1 and once under the shim,
-where the second run of the same fetches and feed keys makes a callable
-(`session_callables`): results, their types and dtypes, and the errors must not change.
+where the second run of the same fetches and feed keys is prepared and later ones skip
+what `Session.run` repeats (`session_runs`): results, their types and dtypes, and the
+errors must not change.
 """
 import threading
 
@@ -71,7 +72,7 @@ def run_steps(tf, steps):
                 outcomes.append(outcome(lambda: sess.run(graph["example"])))
                 if isinstance(outcomes[-1], tuple) and outcomes[-1][0] == "error":
                     break
-            made = callables_made(sess)
+            made = prepared_runs(sess)
     return outcomes, made
 
 
@@ -85,9 +86,9 @@ def outcome(run):
                 None if op is None else op.name)
 
 
-def callables_made(sess):
-    from compat._runtime import session_callables
-    return session_callables.callables_made(sess)
+def prepared_runs(sess):
+    from compat._runtime import session_runs
+    return session_runs.prepared_runs(sess)
 
 
 def assert_same(expected, got, where="result"):
@@ -117,7 +118,7 @@ def test_repeated_runs_return_what_tf1s_return(steps, legacy, shim):
     assert_same(expected, got)
 
 
-def test_runs_repeated_by_a_training_loop_use_callables(legacy, shim):
+def test_runs_repeated_by_a_training_loop_are_prepared(legacy, shim):
     """The loop of a TF1 program: the same fetches and feeds, step after step."""
     steps = [("list", "numpy"), ("tensor", "list"), ("operation", "numpy"), ("dict", "numpy"),
              ("list as tuple", "numpy")] * 4
@@ -149,7 +150,7 @@ def test_a_bad_feed_after_good_runs_raises_tf1s_error(bad_feed, legacy, shim):
                 }[bad_feed]()
                 error = outcome(lambda: sess.run([graph["total"], graph["enqueue"]], bad))
                 after = sess.run([graph["total"], graph["enqueue"]], feeds())
-                return good, error[:3], after, sess.run(graph["size"]), callables_made(sess)
+                return good, error[:3], after, sess.run(graph["size"]), prepared_runs(sess)
 
     *expected, _ = run(legacy)
     *got, made = run(shim)
@@ -183,7 +184,7 @@ def test_a_feeder_thread_and_a_blocked_consumer_deliver_every_example_in_order(l
                         break
                 feeder.join(timeout=60)
                 assert not feeder.is_alive()
-                return batches, callables_made(sess)
+                return batches, prepared_runs(sess)
 
     expected, _ = run(legacy)
     got, made = run(shim)

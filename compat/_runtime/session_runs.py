@@ -1,21 +1,22 @@
-"""Repeated Session runs of a pipeline's graph go through a callable made once.
+"""Repeated Session runs of a pipeline's graph skip the Python work they repeat.
 
-Each `Session.run` works out again in Python what the same run worked out before (the
-structure of the fetches, each feed's tensor, dtype and shape), and TF_SessionRun finds its
-executors again from the names of the feeds, fetches and targets. For the runs TF1 input
-code repeats, that is most of the cost: ~120 us to enqueue one example fed from Python,
-where a callable made for the same feeds and fetches (`Session::MakeCallable`) runs in
-~25 us; fetching a batch costs ~50 us less.
+Each `Session.run` works out again in Python what the same run worked out before: the
+structure of the fetches, each feed's tensor, dtype and shape, the C handles of the feeds,
+fetches and targets. For the runs TF1 input code repeats, that is most of the cost: ~120 us
+to enqueue one example fed from Python, where the C run itself (`TF_SessionRun`, with the
+Session's executors for those names made at the first run) takes ~20 us; fetching a batch
+costs ~50 us less.
 
 So, in a Session whose graph holds a shim pipeline, the second run of the same fetches with
-the same feed keys makes such a callable, and later runs of them call it. TF's own
-`Session.run` still does everything else, and every run it would reject or treat specially:
-run options or metadata, fetches other than a tensor, an operation or a flat list, tuple
-or dict of them (also a fetched tensor that is fed), feeds other than plain values for
-tensors, a value whose dtype or shape the feed's tensor refuses, a graph grown since the
-Session last ran it (its pipelines may still have to be built, see `graph_hooks`), a closed
-Session. Results and errors are those of `Session.run`: the same fetch handler builds the
-results, and failures go through the Session's own error rewriting (`_do_call`).
+the same feed keys keeps that work (`_PreparedRun`), and later runs of them only convert the
+fed values and call the C run. TF's own `Session.run` still does everything else, and every
+run it would reject or treat specially: run options or metadata, fetches other than a
+tensor, an operation or a flat list, tuple or dict of them (also a fetched tensor that is
+fed), feeds other than plain values for tensors, a value whose dtype or shape the feed's
+tensor refuses, a graph grown since the Session last ran it (it must be extended, and its
+pipelines may still have to be built, see `graph_hooks`), a closed Session. Results and
+errors are those of `Session.run`: the same fetch handler builds the results, and failures
+go through the Session's own error rewriting (`_do_call`).
 """
 from __future__ import annotations
 
@@ -23,22 +24,20 @@ import functools
 import threading
 
 import numpy as np
-from tensorflow.core.protobuf import config_pb2
 from tensorflow.python.client import session as _session
 from tensorflow.python.framework import dtypes as _dtypes
 from tensorflow.python.framework import ops as _ops
 from tensorflow.python.framework import tensor as _tensor
 from tensorflow.python.ops import session_ops as _session_ops
-from tensorflow.python.util import compat as _compat
 
-# A run signature seen this often gets a callable: a run made once (an initializer, a
-# Saver's restore) is not worth a second executor.
-_RUNS_BEFORE_CALLABLE = 2
-# Callables kept per Session; signatures beyond this keep TF's own path.
-_MAX_CALLABLES = 64
-_NOT_CALLABLE = object()
-# Signatures counted per Session before it stops noting new ones.
+# A run seen this often is prepared: a run made once (an initializer, a Saver's restore)
+# is not worth keeping.
+_RUNS_BEFORE_PREPARED = 2
+# Prepared runs kept per Session; runs beyond this keep TF's own path.
+_MAX_PREPARED = 64
+# Runs counted per Session before it stops noting new ones.
 _MAX_COUNTED = 1024
+_NOT_PREPARED = object()
 # Feeds of these dtypes are numpy values converted as Session.run converts them (not
 # resources, variants or the references of v1 variables).
 _PLAIN_DTYPES = frozenset(_dtypes.as_dtype(name) for name in (
@@ -67,26 +66,30 @@ def _feed_array_function():
     return as_array
 
 
-class _Signature:
-    """What one callable runs: its fetch handler and the feeds' tensors in call order."""
+class _PreparedRun:
+    """What `Session.run` works out for one run: its fetch handler, the C handles of its
+    fetches and targets, and per feed its C handle, numpy dtype and dims."""
 
-    __slots__ = ("handle", "fetch_handler", "feeds", "held")
+    __slots__ = ("fetch_handler", "fetches", "targets", "feeds", "held")
 
-    def __init__(self, handle, fetch_handler, feeds, held):
-        self.handle = handle
+    def __init__(self, fetch_handler, feeds, held):
         self.fetch_handler = fetch_handler
-        # (numpy dtype, dims or None for an unknown rank) per feed, in the callable's order
-        self.feeds = feeds
+        self.fetches = [tensor._as_tf_output() for tensor in fetch_handler.fetches()]  # pylint: disable=protected-access
+        self.targets = [op._c_op for op in fetch_handler.targets()]  # pylint: disable=protected-access
+        # (C handle, numpy dtype, dims or None for an unknown rank), in feed_dict's order
+        self.feeds = [(feed._as_tf_output(), feed.dtype.as_numpy_dtype,  # pylint: disable=protected-access
+                       None if feed.shape.rank is None else tuple(feed.shape.as_list()))
+                      for feed in feeds]
         self.held = held  # the fetch and feed objects whose ids make up the key
 
 
-class _SessionCallables:
-    """One Session's signatures: how often each ran, or the callable made for it."""
+class _SessionRuns:
+    """One Session's runs: how often each ran, or what was prepared for it."""
 
     __slots__ = ("runs", "graph_version", "count")
 
     def __init__(self):
-        self.runs: dict = {}  # key -> run count, _NOT_CALLABLE, or a _Signature
+        self.runs: dict = {}  # key -> run count, _NOT_PREPARED, or a _PreparedRun
         self.graph_version = -1  # the graph's version when TF's path last ran it
         self.count = 0
 
@@ -119,9 +122,8 @@ def _feedable(feed, graph):
             and graph.is_feedable(feed) and feed.dtype in _PLAIN_DTYPES)
 
 
-def _make_signature(session, fetches, feed_dict):
-    """The callable for these fetches and feeds, or None where TF's path must keep them."""
-    graph = session.graph
+def _prepare(graph, fetches, feed_dict):
+    """The prepared run for these fetches and feeds, or None where TF's path must keep them."""
     fetched = _fetched(fetches)
     feeds = list(feed_dict) if feed_dict else []
     if not all(_runnable(value, graph) for value in fetched):
@@ -132,21 +134,7 @@ def _make_signature(session, fetches, feed_dict):
     if any(isinstance(value, _tensor.Tensor) and value.ref() in fed for value in fetched):
         return None  # Session.run returns the fed value of a fetched tensor that is fed
     fetch_handler = _session._FetchHandler(graph, fetches, {})  # pylint: disable=protected-access
-    options = config_pb2.CallableOptions()
-    options.feed.extend(feed.name for feed in feeds)
-    options.fetch.extend(value.name for value in fetch_handler.fetches())
-    options.target.extend(op.name for op in fetch_handler.targets())
-    session._extend_graph()  # pylint: disable=protected-access
-    buffer = _session.tf_session.TF_NewBufferFromString(
-        _compat.as_bytes(options.SerializeToString()))
-    try:
-        handle = _session.tf_session.TF_SessionMakeCallable(session._session, buffer)  # pylint: disable=protected-access
-    finally:
-        _session.tf_session.TF_DeleteBuffer(buffer)
-    dims = [None if feed.shape.rank is None else tuple(feed.shape.as_list()) for feed in feeds]
-    return _Signature(handle, fetch_handler,
-                      [(feed.dtype.as_numpy_dtype, shape) for feed, shape in zip(feeds, dims)],
-                      (fetched, feeds))
+    return _PreparedRun(fetch_handler, feeds, (fetched, feeds))
 
 
 def _fits(shape, dims):
@@ -156,11 +144,11 @@ def _fits(shape, dims):
         dim is None or dim == size for dim, size in zip(dims, shape))
 
 
-def _feed_arrays(signature, values, as_array):
-    """The fed values as Session.run converts them, or None where it would not take them
-    as they are (it then raises, or treats them specially)."""
-    arrays = []
-    for (dtype, dims), value in zip(signature.feeds, values):
+def _feed_arrays(prepared, values, as_array):
+    """The feeds as Session.run converts them ({C handle: array}), or None where it would
+    not take the values as they are (it then raises, or treats them specially)."""
+    arrays = {}
+    for (output, dtype, dims), value in zip(prepared.feeds, values):
         if isinstance(value, (_tensor.Tensor, _session_ops.TensorHandle)):
             return None
         if isinstance(value, int) and _session._convert_to_numpy_obj(dtype, value) != value:  # pylint: disable=protected-access
@@ -168,20 +156,20 @@ def _feed_arrays(signature, values, as_array):
         array = as_array(value, dtype)
         if not _fits(array.shape, dims):
             return None
-        arrays.append(array)
+        arrays[output] = array
     return arrays
 
 
-def _call(session, signature, arrays):
-    def run(*args):
-        return _session.tf_session.TF_SessionRunCallable(
-            session._session, signature.handle, args, None)  # pylint: disable=protected-access
-    results = session._do_call(run, *arrays)  # pylint: disable=protected-access
-    return signature.fetch_handler.build_results(session, results)
+def _run_prepared(session, prepared, feeds):
+    def run():
+        return _session.tf_session.TF_SessionRun_wrapper(
+            session._session, None, feeds, prepared.fetches, prepared.targets, None)  # pylint: disable=protected-access
+    results = session._do_call(run)  # pylint: disable=protected-access
+    return prepared.fetch_handler.build_results(session, results)
 
 
 def install() -> None:
-    """Route repeated runs of pipeline graphs through callables (once per process)."""
+    """Prepare the repeated runs of pipeline graphs (once per process)."""
     with _install_lock:
         if _installed:
             return
@@ -196,53 +184,53 @@ def install() -> None:
                     or getattr(graph, "_compat_plan", None) is None
                     or (feed_dict is not None and type(feed_dict) is not dict)):
                 return original(self, fetches, feed_dict, options, run_metadata)
-            state = self.__dict__.get("_compat_callables")
+            state = self.__dict__.get("_compat_runs")
             if state is None:
-                state = self.__dict__.setdefault("_compat_callables", _SessionCallables())
+                state = self.__dict__.setdefault("_compat_runs", _SessionRuns())
             try:
                 key = (_fetch_key(fetches), *map(id, feed_dict or ()))
             except TypeError:
                 return original(self, fetches, feed_dict, options, run_metadata)
-            signature = state.runs.get(key)
-            if type(signature) is _Signature and graph.version == state.graph_version:
-                arrays = _feed_arrays(signature, (feed_dict or {}).values(), as_array)
-                if arrays is not None:
-                    return _call(self, signature, arrays)
+            prepared = state.runs.get(key)
+            if type(prepared) is _PreparedRun and graph.version == state.graph_version:
+                feeds = _feed_arrays(prepared, (feed_dict or {}).values(), as_array)
+                if feeds is not None:
+                    return _run_prepared(self, prepared, feeds)
             version = graph.version
             result = original(self, fetches, feed_dict, options, run_metadata)
             if version == graph.version:
-                state.graph_version = version
-            if type(signature) is int or signature is None:
-                _count_run(self, state, key, signature, fetches, feed_dict)
+                state.graph_version = version  # TF's run extended the Session to it
+            if type(prepared) is int or prepared is None:
+                _count_run(state, key, prepared, graph, fetches, feed_dict)
             return result
 
         _session.BaseSession.run = run
 
 
-def _count_run(session, state, key, runs, fetches, feed_dict):
+def _count_run(state, key, runs, graph, fetches, feed_dict):
     runs = (runs or 0) + 1
-    if runs < _RUNS_BEFORE_CALLABLE:
+    if runs < _RUNS_BEFORE_PREPARED:
         if len(state.runs) < _MAX_COUNTED:
             state.runs[key] = runs
         return
     with _lock:
-        if type(state.runs.get(key)) is _Signature:
+        if type(state.runs.get(key)) is _PreparedRun:
             return
-        signature = None
-        if state.count < _MAX_CALLABLES:
+        prepared = None
+        if state.count < _MAX_PREPARED:
             try:
-                signature = _make_signature(session, fetches, feed_dict)
+                prepared = _prepare(graph, fetches, feed_dict)
             except Exception:  # noqa: BLE001 - TF's own path still runs them
-                signature = None
-        if signature is None:
-            state.runs[key] = _NOT_CALLABLE
+                prepared = None
+        if prepared is None:
+            state.runs[key] = _NOT_PREPARED
         else:
-            state.runs[key] = signature
+            state.runs[key] = prepared
             state.count += 1
 
 
-def callables_made(session) -> int:
-    """How many callables `session` has made (none in a Session of a graph without a shim
+def prepared_runs(session) -> int:
+    """How many runs `session` has prepared (none in a Session of a graph without a shim
     pipeline)."""
-    state = session.__dict__.get("_compat_callables")
+    state = session.__dict__.get("_compat_runs")
     return 0 if state is None else state.count
