@@ -49,57 +49,65 @@ _installed = []
 _lock = threading.Lock()
 
 
-def _numpy_2():
-    return np.lib.NumpyVersion(np.__version__) >= "2.0.0.dev0"
-
-
 def _feed_array_function():
-    """Session.run's conversion of one fed value (`numpy_compat.np_asarray` where this TF's
-    session uses it, plain `np.asarray` before), with numpy's version read once."""
-    if not hasattr(_session, "numpy_compat") or not _numpy_2():
+    """Session.run's own conversion of one fed value: `numpy_compat.np_asarray` where this
+    TF's session uses it (whether it copies differs between versions, and the C run may keep
+    the array it is given), `np.asarray` before."""
+    numpy_compat = getattr(_session, "numpy_compat", None)
+    if numpy_compat is None:
         return lambda value, dtype: np.asarray(value, dtype=dtype)
-
-    def as_array(value, dtype):
-        if dtype is not None and np.issubdtype(dtype, np.number):
-            return np.asarray(value, order=None, copy=None).astype(dtype, copy=None)
-        return np.asarray(value, dtype=dtype, order=None, copy=None)
-    return as_array
+    return numpy_compat.np_asarray
 
 
 class _PreparedRun:
     """What `Session.run` works out for one run: its fetch handler, the C handles of its
     fetches and targets, and per feed its C handle, numpy dtype and dims."""
 
-    __slots__ = ("fetch_handler", "fetches", "targets", "feeds", "held")
+    __slots__ = ("fetch_handler", "fetches", "targets", "feeds", "refusals", "held")
 
-    def __init__(self, fetch_handler, feeds, held):
+    def __init__(self, fetch_handler, feeds, refusals, held):
         self.fetch_handler = fetch_handler
         self.fetches = [tensor._as_tf_output() for tensor in fetch_handler.fetches()]  # pylint: disable=protected-access
         self.targets = [op._c_op for op in fetch_handler.targets()]  # pylint: disable=protected-access
-        # (C handle, numpy dtype, dims or None for an unknown rank), in feed_dict's order
-        self.feeds = [(feed._as_tf_output(), feed.dtype.as_numpy_dtype,  # pylint: disable=protected-access
+        # (tensor, its shape when prepared, C handle, numpy dtype, dims or None for an
+        # unknown rank), in feed_dict's order
+        self.feeds = [(feed, feed.shape, feed._as_tf_output(), feed.dtype.as_numpy_dtype,  # pylint: disable=protected-access
                        None if feed.shape.rank is None else tuple(feed.shape.as_list()))
                       for feed in feeds]
+        self.refusals = refusals  # see `_refusals`
         self.held = held  # the fetch and feed objects whose ids make up the key
+
+    def still_valid(self, graph) -> bool:
+        """Whether what the Session checks at each run is still what it was when prepared:
+        no tensor or op has been made unfeedable or unfetchable, no fed shape narrowed."""
+        return (_refusals(graph) == self.refusals
+                and all(feed.shape is shape for feed, shape, *_ in self.feeds))
 
 
 class _SessionRuns:
     """One Session's runs: how often each ran, or what was prepared for it."""
 
-    __slots__ = ("runs", "graph_version", "count")
+    __slots__ = ("runs", "extended_version", "count")
 
     def __init__(self):
         self.runs: dict = {}  # key -> run count, _NOT_PREPARED, or a _PreparedRun
-        self.graph_version = -1  # the graph's version when TF's path last ran it
+        # the graph's version when the Session was last extended with all of it
+        self.extended_version = -1
         self.count = 0
+
+
+def _refusals(graph):
+    """How many tensors and ops `graph` refuses to feed and fetch (`prevent_feeding`,
+    `prevent_fetching` only add to these)."""
+    return (len(graph._unfeedable_tensors), len(graph._unfetchable_ops))  # pylint: disable=protected-access
 
 
 def _fetch_key(fetches):
     kind = type(fetches)
     if kind is list or kind is tuple:
         return (kind, *map(id, fetches))
-    if kind is dict:
-        return (kind, *((name, id(value)) for name, value in fetches.items()))
+    if kind is dict:  # names of equal value and another type (1, True) are other results
+        return (kind, *((type(name), name, id(value)) for name, value in fetches.items()))
     return (kind, id(fetches))
 
 
@@ -133,8 +141,12 @@ def _prepare(graph, fetches, feed_dict):
     fed = {feed.ref() for feed in feeds}
     if any(isinstance(value, _tensor.Tensor) and value.ref() in fed for value in fetched):
         return None  # Session.run returns the fed value of a fetched tensor that is fed
+    if type(fetches) is dict:
+        fetches = dict(fetches)  # the handler keeps the names' view: not the caller's dict
     fetch_handler = _session._FetchHandler(graph, fetches, {})  # pylint: disable=protected-access
-    return _PreparedRun(fetch_handler, feeds, (fetched, feeds))
+    if not fetch_handler.fetches() and not fetch_handler.targets():
+        return None  # Session.run runs nothing; the C run would refuse to
+    return _PreparedRun(fetch_handler, feeds, _refusals(graph), (fetched, feeds))
 
 
 def _fits(shape, dims):
@@ -148,7 +160,7 @@ def _feed_arrays(prepared, values, as_array):
     """The feeds as Session.run converts them ({C handle: array}), or None where it would
     not take the values as they are (it then raises, or treats them specially)."""
     arrays = {}
-    for (output, dtype, dims), value in zip(prepared.feeds, values):
+    for (_, _, output, dtype, dims), value in zip(prepared.feeds, values):
         if isinstance(value, (_tensor.Tensor, _session_ops.TensorHandle)):
             return None
         if isinstance(value, int) and _session._convert_to_numpy_obj(dtype, value) != value:  # pylint: disable=protected-access
@@ -184,37 +196,57 @@ def install() -> None:
                     or getattr(graph, "_compat_plan", None) is None
                     or (feed_dict is not None and type(feed_dict) is not dict)):
                 return original(self, fetches, feed_dict, options, run_metadata)
-            state = self.__dict__.get("_compat_runs")
-            if state is None:
-                state = self.__dict__.setdefault("_compat_runs", _SessionRuns())
+            state = _state_of(self)
             try:
                 key = (_fetch_key(fetches), *map(id, feed_dict or ()))
             except TypeError:
                 return original(self, fetches, feed_dict, options, run_metadata)
             prepared = state.runs.get(key)
-            if type(prepared) is _PreparedRun and graph.version == state.graph_version:
-                feeds = _feed_arrays(prepared, (feed_dict or {}).values(), as_array)
-                if feeds is not None:
-                    return _run_prepared(self, prepared, feeds)
-            version = graph.version
+            if type(prepared) is _PreparedRun and graph.version == state.extended_version:
+                if not prepared.still_valid(graph):
+                    state.runs.pop(key, None)
+                else:
+                    feeds = _feed_arrays(prepared, (feed_dict or {}).values(), as_array)
+                    if feeds is not None:
+                        return _run_prepared(self, prepared, feeds)
             result = original(self, fetches, feed_dict, options, run_metadata)
-            if version == graph.version:
-                state.graph_version = version  # TF's run extended the Session to it
-            if type(prepared) is int or prepared is None:
-                _count_run(state, key, prepared, graph, fetches, feed_dict)
+            if prepared is None or type(prepared) is int:
+                _count_run(state, key, graph, fetches, feed_dict)
             return result
 
+        original_extend = _session.BaseSession._extend_graph  # pylint: disable=protected-access
+
+        @functools.wraps(original_extend)
+        def extend_graph(self):
+            graph = self._graph  # pylint: disable=protected-access
+            if getattr(graph, "_compat_plan", None) is None:
+                return original_extend(self)
+            version = graph.version
+            original_extend(self)
+            if graph.version == version:  # nothing built meanwhile: the Session has it all
+                _state_of(self).extended_version = version
+            return None
+
         _session.BaseSession.run = run
+        _session.BaseSession._extend_graph = extend_graph  # pylint: disable=protected-access
 
 
-def _count_run(state, key, runs, graph, fetches, feed_dict):
-    runs = (runs or 0) + 1
-    if runs < _RUNS_BEFORE_PREPARED:
-        if len(state.runs) < _MAX_COUNTED:
-            state.runs[key] = runs
-        return
+def _state_of(session) -> _SessionRuns:
+    state = session.__dict__.get("_compat_runs")
+    if state is None:
+        state = session.__dict__.setdefault("_compat_runs", _SessionRuns())
+    return state
+
+
+def _count_run(state, key, graph, fetches, feed_dict):
     with _lock:
-        if type(state.runs.get(key)) is _PreparedRun:
+        runs = state.runs.get(key)
+        if runs is not None and type(runs) is not int:
+            return  # prepared meanwhile by another thread, or not to be prepared
+        runs = (runs or 0) + 1
+        if runs < _RUNS_BEFORE_PREPARED:
+            if len(state.runs) < _MAX_COUNTED:
+                state.runs[key] = runs
             return
         prepared = None
         if state.count < _MAX_PREPARED:

@@ -246,3 +246,109 @@ def test_each_session_of_a_graph_runs_its_own_steps(legacy, shim):
     expected, got = run(legacy), run(shim)
     assert_same(expected, got)
     assert expected[6][0] == "error"
+
+
+def test_a_feeder_reusing_one_buffer_queues_each_value_as_fed(legacy, shim):
+    """A feeder that fills one numpy buffer per example: each enqueue keeps what was fed."""
+    def run(tf):
+        with tf_real.Graph().as_default():
+            example = tf.placeholder(tf.float32, [4])
+            queue = tf.FIFOQueue(10, [tf.float32], shapes=[[4]])
+            enqueue, dequeue = queue.enqueue([example]), queue.dequeue()
+            buffers = {"float32": np.zeros(4, np.float32), "float64": np.zeros(4, np.float64)}
+            with tf.Session() as sess:
+                for step in range(8):
+                    fed = buffers["float64" if step % 4 == 3 else "float32"]
+                    fed[:] = step
+                    sess.run(enqueue, {example: fed})
+                for fed in buffers.values():
+                    fed[:] = 99
+                return [sess.run(dequeue) for _ in range(8)]
+
+    assert_same(run(legacy), run(shim))
+
+
+def test_empty_fetches_run_nothing_as_in_tf1(legacy, shim):
+    """`sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS), feeds)` with nothing collected."""
+    def run(tf):
+        with tf_real.Graph().as_default():
+            graph = fed_queue(tf)
+            feeds = {graph["features"]: [[1, 2, 3]]}
+            with tf.Session() as sess:
+                return [outcome(lambda: sess.run(fetches, feeds))
+                        for fetches in ([], {}, (), [], {}, (), [], {}, ())]
+
+    assert_same(run(legacy), run(shim))
+
+
+def test_a_fetched_dict_changed_after_its_runs(legacy, shim):
+    def run(tf):
+        with tf_real.Graph().as_default():
+            graph = fed_queue(tf)
+            feeds = {graph["features"]: [[1, 2, 3]]}
+            with tf.Session() as sess:
+                names = {"total": graph["total"], "twice": graph["total"] * 2}
+                values = [sess.run(names, feeds) for _ in range(3)]
+                twice = names.pop("twice")
+                values.append(sess.run({"total": graph["total"], "twice": twice}, feeds))
+                values.append(sess.run(names, feeds))
+                # Equal names of other types name other results.
+                for name in (1, True, 1.0, 1, True):
+                    values.append(sess.run({name: graph["total"]}, feeds))
+                    values[-1] = [(type(key).__name__, key, value)
+                                  for key, value in values[-1].items()]
+        return values
+
+    assert_same(run(legacy), run(shim))
+
+
+@pytest.mark.parametrize("change", ["prevent_feeding", "prevent_fetching", "set_shape"])
+def test_what_the_graph_refuses_after_runs_is_refused_as_in_tf1(change, legacy, shim):
+    """Changes that add no op to the graph still change what a run may feed and fetch."""
+    def run(tf):
+        with tf_real.Graph().as_default() as g:
+            graph = fed_queue(tf)
+            fetches = [graph["total"], graph["size"]]
+            feeds = {graph["features"]: np.ones([2, 3], np.float32)}
+            with tf.Session() as sess:
+                values = [sess.run(fetches, feeds) for _ in range(3)]
+                if change == "prevent_feeding":
+                    g.prevent_feeding(graph["features"])
+                elif change == "prevent_fetching":
+                    g.prevent_fetching(graph["total"].op)
+                else:
+                    graph["features"].set_shape([1, 3])
+                values.append(outcome(lambda: sess.run(fetches, feeds))[:3])
+        return values
+
+    expected, got = run(legacy), run(shim)
+    assert_same(expected, got)
+    assert expected[-1][0] == "error"
+
+
+def test_threads_running_one_fetch_prepare_it_once(shim):
+    """Eight threads of one Session repeat the same run: each gets its values, and the run
+    is prepared once (not once per thread that counted it)."""
+    with tf_real.Graph().as_default():
+        graph = fed_queue(shim)
+        feeds = {graph["features"]: [[1, 2, 3]], graph["label"]: 1, graph["caption"]: "c"}
+        with shim.Session() as sess:
+            sess.run(graph["size"])  # a dequeue in the graph: the shim plans it
+            results, errors = [], []
+
+            def repeat():
+                try:
+                    for _ in range(50):
+                        results.append(sess.run([graph["total"], graph["enqueue"]], feeds))
+                        sess.run(graph["example"])
+                except Exception as error:  # noqa: BLE001 - reported below
+                    errors.append(error)
+            threads = [threading.Thread(target=repeat) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+            assert not errors
+            assert len(results) == 400
+            assert all(value[0] == 6.0 and value[1] is None for value in results)
+            assert prepared_runs(sess) == 2  # the step and the dequeue (the size ran once)
