@@ -63,10 +63,10 @@ class _PreparedRun:
     """What `Session.run` works out for one run: its fetch handler, the C handles of its
     fetches and targets, and per feed its C handle, numpy dtype and dims."""
 
-    __slots__ = ("fetch_handler", "fetches", "targets", "feeds", "refusals", "held")
+    __slots__ = ("build_results", "fetches", "targets", "feeds", "refusals", "held")
 
     def __init__(self, fetch_handler, feeds, refusals, held):
-        self.fetch_handler = fetch_handler
+        self.build_results = _results_builder(fetch_handler)
         self.fetches = [tensor._as_tf_output() for tensor in fetch_handler.fetches()]  # pylint: disable=protected-access
         self.targets = [op._c_op for op in fetch_handler.targets()]  # pylint: disable=protected-access
         # (tensor, its shape when prepared, C handle, numpy dtype, dims or None for an
@@ -94,6 +94,24 @@ class _SessionRuns:
         # the graph's version when the Session was last extended with all of it
         self.extended_version = -1
         self.count = 0
+
+
+def _results_builder(fetch_handler):
+    """`fetch_handler.build_results`, without its per-fetch lookups of fed values and
+    session handles where it has none (it was made without feeds; a fetched session handle
+    keeps the handler's own path)."""
+    # pylint: disable=protected-access
+    if fetch_handler._fetch_handles or fetch_handler._feed_handles or fetch_handler._feeds:
+        return fetch_handler.build_results
+    mapper, is_op = fetch_handler._fetch_mapper, tuple(fetch_handler._ops)
+    # pylint: enable=protected-access
+    if not any(is_op):
+        return lambda session, values: mapper.build_results(values)
+
+    def build_results(session, values):
+        values = iter(values)
+        return mapper.build_results([None if op else next(values) for op in is_op])
+    return build_results
 
 
 def _refusals(graph):
@@ -177,7 +195,7 @@ def _run_prepared(session, prepared, feeds):
         return _session.tf_session.TF_SessionRun_wrapper(
             session._session, None, feeds, prepared.fetches, prepared.targets, None)  # pylint: disable=protected-access
     results = session._do_call(run)  # pylint: disable=protected-access
-    return prepared.fetch_handler.build_results(session, results)
+    return prepared.build_results(session, results)
 
 
 def install() -> None:

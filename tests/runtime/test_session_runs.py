@@ -352,3 +352,17 @@ def test_threads_running_one_fetch_prepare_it_once(shim):
             assert len(results) == 400
             assert all(value[0] == 6.0 and value[1] is None for value in results)
             assert prepared_runs(sess) == 2  # the step and the dequeue (the size ran once)
+
+
+def test_fetched_session_handles_stay_handles(legacy, shim):
+    """`get_session_handle` fetches: each run returns a handle whose value is the tensor's."""
+    def run(tf):
+        with tf_real.Graph().as_default():
+            graph = fed_queue(tf)
+            handle = tf.get_session_handle(graph["total"])
+            feeds = {graph["features"]: [[1, 2, 3]]}
+            with tf.Session() as sess:
+                fetched = [sess.run([handle, graph["total"]], feeds) for _ in range(4)]
+                return [(type(got).__name__, got.eval(), total) for got, total in fetched]
+
+    assert_same(run(legacy), run(shim))
