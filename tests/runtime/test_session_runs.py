@@ -366,3 +366,28 @@ def test_fetched_session_handles_stay_handles(legacy, shim):
                 return [(type(got).__name__, got.eval(), total) for got, total in fetched]
 
     assert_same(run(legacy), run(shim))
+
+
+def test_a_feed_conversion_unlike_tfs_own_is_not_used():
+    """The prepared runs convert fed values with a faster form of TF's own conversion only
+    where it gives TF's results, down to whether the array is copied."""
+    from compat._runtime import session_runs
+
+    def copying(value, dtype):
+        return np.array(value, dtype=dtype)
+
+    def not_copying(value, dtype):
+        return np.asarray(value, dtype=dtype)
+
+    def to_float64(value, dtype):
+        return np.asarray(value, dtype=np.float64)
+
+    assert session_runs._checked(not_copying, copying) is copying
+    assert session_runs._checked(to_float64, copying) is copying
+    assert session_runs._checked(copying, copying) is copying
+    fast = session_runs._feed_array_function()
+    probe = np.arange(3, dtype=np.float32)
+    from tensorflow.python.client import session as tf_session
+    own = getattr(tf_session, "numpy_compat", None)
+    expected = np.asarray(probe, np.float32) if own is None else own.np_asarray(probe, np.float32)
+    assert np.shares_memory(fast(probe, np.float32), probe) == np.shares_memory(expected, probe)
