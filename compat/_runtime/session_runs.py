@@ -13,10 +13,11 @@ fed values and call the C run. TF's own `Session.run` still does everything else
 run it would reject or treat specially: run options or metadata, fetches other than a
 tensor, an operation or a flat list, tuple or dict of them (also a fetched tensor that is
 fed), feeds other than plain values for tensors, a value whose dtype or shape the feed's
-tensor refuses, a graph grown since the Session last ran it (it must be extended, and its
-pipelines may still have to be built, see `graph_hooks`), a closed Session. Results and
-errors are those of `Session.run`: the same fetch handler builds the results, and failures
-go through the Session's own error rewriting (`_do_call`).
+tensor refuses, a graph grown since the Session was last extended with it (it must be
+extended again, and its pipelines may still have to be built, see `graph_hooks`), a tensor
+or op made unfeedable or unfetchable or a fed shape narrowed since the run was prepared, a
+closed Session. Results and errors are those of `Session.run`: the same fetch mapper builds
+the results, and failures go through the Session's own error rewriting (`_do_call`).
 """
 from __future__ import annotations
 
