@@ -454,8 +454,8 @@ def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Calla
     with tf.compat.v1.name_scope(None):
         with build_context.building(graph):
             size = tf.cast(batch_size, tf.int64)
-            dataset = stage_iterators.with_pipeline_options(
-                batch_of(pulled(owner).take(size), size))
+            dataset = batch_of(pulled(owner).take(size), size).with_options(
+                stage_iterators.per_run_options())
         types = _structure.get_flat_tensor_types(dataset.element_spec)
         shapes = _structure.get_flat_tensor_shapes(dataset.element_spec)
         with tf.control_dependencies([owner.init_op]):

@@ -107,6 +107,16 @@ _DEFAULT_REWRITES_KEPT = ("map_and_batch_fusion", "parallel_batch", "map_paralle
                           "noop_elimination", "shuffle_and_repeat_fusion")
 
 
+def per_run_options() -> tf.data.Options:
+    """Options for a small dataset made into an iterator at every run: no static rewrites
+    and no autotuning, whose passes over the dataset cost milliseconds per iterator."""
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = False
+    options.experimental_optimization.inject_prefetch = False
+    options.autotune.enabled = False
+    return options
+
+
 def on_demand_options() -> tf.data.Options:
     """Options for a pipeline that takes elements exactly when asked: a prefetched element
     would be stranded when its consumer stops, and missing from the queue's other consumers."""
