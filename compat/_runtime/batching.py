@@ -244,10 +244,15 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
 
 
 def _interleaved(datasets):
+    """The entries of a `*_join`, one element from each in turn. TF1 runs each entry's
+    enqueue in a thread of its own, so each entry computes in a thread of its own here too
+    (`prefetch(1)`: one element in flight per entry, as a TF1 thread holds the one it is
+    enqueueing); read in turn, the entries would compute one after another."""
     if len(datasets) == 1:
         return datasets[0]
     choice = tf.data.Dataset.range(len(datasets)).repeat()
-    return tf.data.Dataset.choose_from_datasets(datasets, choice, stop_on_empty_dataset=False)
+    return tf.data.Dataset.choose_from_datasets([dataset.prefetch(1) for dataset in datasets],
+                                                choice, stop_on_empty_dataset=False)
 
 
 def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enqueue_many,
