@@ -10,8 +10,7 @@ costs ~50 us less.
 So, in a Session whose graph holds a shim pipeline, the second run of the same fetches with
 the same feed keys keeps that work (`_PreparedRun`), and later runs of them only convert the
 fed values and call the C run. TF's own `Session.run` still does everything else, and every
-run it would reject or treat specially: run options or metadata, fetches other than a
-tensor, an operation or a flat list, tuple or dict of them (also a fetched tensor that is
+run it would reject or treat specially: fetches other than a tensor, an operation or a flat list, tuple or dict of them (also a fetched tensor that is
 fed), feeds other than plain values for tensors, a value whose dtype or shape the feed's
 tensor refuses, a graph grown since the Session was last extended with it (it must be
 extended again, and its pipelines may still have to be built, see `graph_hooks`), a tensor
@@ -30,6 +29,7 @@ from tensorflow.python.framework import dtypes as _dtypes
 from tensorflow.python.framework import ops as _ops
 from tensorflow.python.framework import tensor as _tensor
 from tensorflow.python.ops import session_ops as _session_ops
+from tensorflow.python.util import compat as _compat
 
 # A run seen this often is prepared: a run made once (an initializer, a Saver's restore)
 # is not worth keeping.
@@ -227,12 +227,26 @@ def _feed_arrays(prepared, values, as_array):
     return arrays
 
 
-def _run_prepared(session, prepared, feeds):
+def _run_prepared(session, prepared, feeds, options, run_metadata):
+    """The C run, with run options and metadata passed as `Session.run` passes them."""
+    c_api = _session.tf_session
+    options_ptr = (c_api.TF_NewBufferFromString(_compat.as_bytes(options.SerializeToString()))
+                   if options else None)
+    run_metadata_ptr = c_api.TF_NewBuffer() if run_metadata else None
+
     def run():
-        return _session.tf_session.TF_SessionRun_wrapper(
-            session._session, None, feeds, prepared.fetches, prepared.targets, None)  # pylint: disable=protected-access
-    results = session._do_call(run)  # pylint: disable=protected-access
-    return prepared.build_results(session, results)
+        return c_api.TF_SessionRun_wrapper(session._session, options_ptr, feeds,  # pylint: disable=protected-access
+                                           prepared.fetches, prepared.targets, run_metadata_ptr)
+    try:
+        results = prepared.build_results(session, session._do_call(run))  # pylint: disable=protected-access
+        if run_metadata:
+            run_metadata.ParseFromString(_compat.as_bytes(c_api.TF_GetBuffer(run_metadata_ptr)))
+    finally:
+        if run_metadata_ptr:
+            c_api.TF_DeleteBuffer(run_metadata_ptr)
+        if options:
+            c_api.TF_DeleteBuffer(options_ptr)
+    return results
 
 
 def install() -> None:
@@ -247,8 +261,7 @@ def install() -> None:
         @functools.wraps(original)
         def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
             graph = self._graph  # pylint: disable=protected-access
-            if (options is not None or run_metadata is not None or self._closed  # pylint: disable=protected-access
-                    or getattr(graph, "_compat_plan", None) is None
+            if (self._closed or getattr(graph, "_compat_plan", None) is None  # pylint: disable=protected-access
                     or (feed_dict is not None and type(feed_dict) is not dict)):
                 return original(self, fetches, feed_dict, options, run_metadata)
             state = _state_of(self)
@@ -263,7 +276,7 @@ def install() -> None:
                 else:
                     feeds = _feed_arrays(prepared, (feed_dict or {}).values(), as_array)
                     if feeds is not None:
-                        return _run_prepared(self, prepared, feeds)
+                        return _run_prepared(self, prepared, feeds, options, run_metadata)
             result = original(self, fetches, feed_dict, options, run_metadata)
             if prepared is None or type(prepared) is int:
                 _count_run(state, key, graph, fetches, feed_dict)

@@ -391,3 +391,47 @@ def test_a_feed_conversion_unlike_tfs_own_is_not_used():
     own = getattr(tf_session, "numpy_compat", None)
     expected = np.asarray(probe, np.float32) if own is None else own.np_asarray(probe, np.float32)
     assert np.shares_memory(fast(probe, np.float32), probe) == np.shares_memory(expected, probe)
+
+
+def test_run_options_and_metadata_act_as_in_tf1(legacy, shim):
+    """A timeout in the run options still ends a run that waits on an empty queue, and a
+    traced run still fills its metadata, also once the run is prepared."""
+    def run(tf):
+        with tf_real.Graph().as_default():
+            graph = fed_queue(tf)
+            feeds = {graph["features"]: [[1, 2, 3]], graph["label"]: 4, graph["caption"]: "c"}
+            timeout = tf.RunOptions(timeout_in_ms=200)
+            trace = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+            seen = []
+            with tf.Session() as sess:
+                for _ in range(3):
+                    seen.append(sess.run([graph["total"], graph["enqueue"]], feeds,
+                                         options=timeout))
+                    seen.append(sess.run(graph["example"], options=timeout))
+                    metadata = tf.RunMetadata()
+                    seen.append(sess.run(graph["total"], feeds, options=trace,
+                                         run_metadata=metadata))
+                    seen.append(len(metadata.step_stats.dev_stats) > 0)
+                for _ in range(2):
+                    seen.append(outcome(lambda: sess.run(graph["example"], options=timeout))[:2])
+                return seen, prepared_runs(sess)
+
+    (expected, _), (got, made) = run(legacy), run(shim)
+    assert_same(expected, got)
+    assert expected[-1] == ("error", "DeadlineExceededError") and expected[3] is True
+    assert made == 3
+
+
+def test_a_monitored_session_runs_as_in_tf1(legacy, shim):
+    """MonitoredSession passes run options and metadata to every run of its Session."""
+    def run(tf):
+        with tf_real.Graph().as_default():
+            graph = fed_queue(tf)
+            feeds = {graph["features"]: [[1, 2, 3]], graph["label"]: 4, graph["caption"]: "c"}
+            with tf.train.MonitoredSession() as sess:
+                steps = [sess.run(graph["enqueue"], feeds) for _ in range(4)]
+                steps += [sess.run(graph["example"]) for _ in range(4)]
+                steps.append(sess.run({"total": graph["total"]}, feeds))
+                return steps
+
+    assert_same(run(legacy), run(shim))
