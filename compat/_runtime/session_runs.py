@@ -97,8 +97,9 @@ def _checked(as_array, own):
 
 
 class _PreparedRun:
-    """What `Session.run` works out for one run: its fetch handler, the C handles of its
-    fetches and targets, and per feed its C handle, numpy dtype and dims."""
+    """What `Session.run` works out for one run: how to build its results from the fetched
+    values, the C handles of its fetches and targets, and per feed its C handle, numpy dtype
+    and dims."""
 
     __slots__ = ("build_results", "fetches", "targets", "feeds", "refusals", "held")
 
