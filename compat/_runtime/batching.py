@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from compat._runtime import arguments, build_context, datasets, element_source, plan, vectorize
+from compat._runtime import (arguments, build_context, datasets, element_source, fed_batches,
+                             plan, vectorize)
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -317,6 +318,11 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
                                             drop_remainder=drop_remainder)
             return dataset.batch(size, drop_remainder=drop_remainder)
 
+        def computed_ahead(dataset):
+            # TF1's runner threads fill the batch queue up to `capacity` between runs; a
+            # shuffling queue's buffer already holds what TF1's holds.
+            return dataset if shuffle is not None else dataset.prefetch(capacity)
+
         def batches():
             dataset = None
             if vectorizable:
@@ -328,7 +334,10 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             return dataset.prefetch(_PREFETCH_BATCHES)
 
         if static_batch_size is None:
-            dequeued = plan.batches_of_fed_size(elements, batch_of, batch_size, scope.rstrip("/"))
+            dequeued = fed_batches.batches_of_fed_size(
+                lambda: computed_ahead(elements()), batch_of, batch_size, scope.rstrip("/"),
+                element_shapes=element_shapes, dynamic_pad=dynamic_pad,
+                drop_remainder=drop_remainder)
         else:
             graph = tf.compat.v1.get_default_graph()
             dequeued = plan.register(

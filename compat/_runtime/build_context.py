@@ -56,7 +56,7 @@ def without_autograph():
 
 
 @contextlib.contextmanager
-def _shim_control_flow_v2():
+def shim_control_flow_v2():
     """The shim's own conds and loops are v2 (If, While) under either TF behaviour: one
     compiled form for both, the one tf.data functions are built for. The user's ops are
     imported as they are, v1 control flow included (see `lifting`)."""
@@ -94,7 +94,7 @@ def building(graph):
         and (len(frames) == 1 or frames[-2].one_device_functions))
     try:
         with graph.as_default(), seed_counter_preserved(graph), without_autograph(), \
-                _shim_control_flow_v2():
+                shim_control_flow_v2():
             yield frames[-1]
     finally:
         frame = frames.pop()

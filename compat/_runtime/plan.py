@@ -412,9 +412,7 @@ def pulled(owner: _Owner) -> tf.data.Dataset:
     for one; ends where the stream ends."""
     build_context.pulls_from(owner.init_op, owner.waits_on_runs)
     spec = owner.element_spec
-    attrs = dict(shared_name=owner.shared_name, container="",
-                 output_types=_structure.get_flat_tensor_types(spec),
-                 output_shapes=_structure.get_flat_tensor_shapes(spec))
+    attrs = iterator_attrs(owner)
 
     def pull(_):
         handle = gen_dataset_ops.iterator_v2(**attrs)
@@ -428,44 +426,31 @@ def pulled(owner: _Owner) -> tf.data.Dataset:
 
 
 class _Stream:
-    """A stream that is no stage of its own (see `batches_of_fed_size`)."""
+    """A stream that is no stage of its own (see `shared_stream`)."""
 
     def __init__(self, elements: Callable[[], tf.data.Dataset], name: str):
         self.all_elements = elements
         self.name = name
 
 
-def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Callable,
-                        batch_size: tf.Tensor, name: str):
-    """One batch per run of `batch_size` elements, the size read when the batch is taken.
-
-    TF1's `dequeue_many(batch_size)` takes a tensor, e.g. a placeholder fed on each run. A
-    tf.data pipeline fixes its batch size when it is built, so here the elements come from a
-    shared stream (see `add_consumer`) and each run builds a small dataset that pulls
-    `batch_size` of them and batches them with `batch_of(dataset, size)`. Ends with
-    OutOfRangeError where `batch_of` gives no batch, as the dequeue does.
-    """
+def shared_stream(elements: Callable[[], tf.data.Dataset], name: str) -> _Owner:
+    """A stream read only by pulling from its shared iterator (see `pulled`), e.g. by a
+    batch whose size is fed on each run (`fed_batches`)."""
     graph = tf.compat.v1.get_default_graph()
     plan = _plan_of(graph, create=True)
     stream = _Stream(elements, name)
     key = _stream_key(stream)
     plan.streams[key] = stream
     owner = plan.owners[key] = _Owner.create(stream, graph)
-    with tf.compat.v1.name_scope(None):
-        with build_context.building(graph):
-            size = tf.cast(batch_size, tf.int64)
-            dataset = batch_of(pulled(owner).take(size), size).with_options(
-                stage_iterators.per_run_options())
-        types = _structure.get_flat_tensor_types(dataset.element_spec)
-        shapes = _structure.get_flat_tensor_shapes(dataset.element_spec)
-        with tf.control_dependencies([owner.init_op]):
-            handle = gen_dataset_ops.anonymous_iterator_v3(output_types=types,
-                                                           output_shapes=shapes)
-            made = gen_dataset_ops.make_iterator(dataset._variant_tensor, handle)  # pylint: disable=protected-access
-        with tf.control_dependencies([made]):
-            flat = gen_dataset_ops.iterator_get_next(handle, output_types=types,
-                                                     output_shapes=shapes, name=name)
-    return _structure.from_tensor_list(dataset.element_spec, flat)
+    return owner
+
+
+def iterator_attrs(owner: _Owner) -> dict:
+    """The attributes that find a shared stream's iterator (an `iterator_v2` op's)."""
+    spec = owner.element_spec
+    return dict(shared_name=owner.shared_name, container="",
+                output_types=_structure.get_flat_tensor_types(spec),
+                output_shapes=_structure.get_flat_tensor_shapes(spec))
 
 
 graph_hooks.install(build_pending)
