@@ -105,7 +105,7 @@ def _staged_batch(owner, batch_size, shapes, dynamic_pad, drop_remainder, name):
                                           enqueue, close)
 
             topped_up = tf.while_loop(more, pull, [tf.constant(0), queue.is_closed()],
-                                      back_prop=False, parallel_iterations=1, name="top_up")
+                                      parallel_iterations=1, name="top_up")
             with tf.control_dependencies(topped_up):
                 take = queue.dequeue_many if drop_remainder else queue.dequeue_up_to
                 batch = take(batch_size, name="dequeue")
@@ -113,8 +113,9 @@ def _staged_batch(owner, batch_size, shapes, dynamic_pad, drop_remainder, name):
         with tf.control_dependencies(batch):
             released = gen_resource_variable_ops.consume_mutex_lock(lock)
         with tf.control_dependencies([released]), tf.compat.v1.name_scope(None):
-            # One op named as TF1's dequeue: the components are `name:0`, `name:1`, ...
-            return tuple(tf.identity_n(batch, name=name))
+            # One op named as TF1's dequeue (the batch's name scope, as a name): the
+            # components are `name:0`, `name:1`, ...
+            return tuple(tf.identity_n(batch, name=name + "/"))
 
 
 def _per_run_batch(owner, batch_of, batch_size, name):
