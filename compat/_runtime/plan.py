@@ -334,6 +334,14 @@ def _all_elements(stream) -> tf.data.Dataset:
     return stream.dataset_factory() if isinstance(stream, Stage) else stream.all_elements()
 
 
+def _declared_spec(stream):
+    """The spec of a stream's elements when known without tracing it, else None."""
+    if isinstance(stream, Stage):
+        return stream.element_spec
+    declared = getattr(stream, "element_spec", None)
+    return declared() if callable(declared) else None
+
+
 class _Owner:
     """The op that creates a shared stream's iterator (see the module docstring)."""
 
@@ -347,6 +355,16 @@ class _Owner:
     @classmethod
     def create(cls, stream, graph):
         shared_name = f"compat_stream_{uuid.uuid4().hex}"
+        spec = _declared_spec(stream)
+        if spec is not None and _defers(graph):
+            # Traced when the graph is first used (the caller schedules `rebuild`): its
+            # consumers need only the spec now. A stream built so far reads a fed queue
+            # only if the graph has one (a stream's upstream exists before it).
+            owner = cls(stream, stage_iterators.unbuilt_iterator(graph, tf.TensorSpec(
+                [], tf.int32), name="shared_stream")._iterator_resource.op, shared_name,  # pylint: disable=protected-access
+                spec)
+            owner.waits_on_runs = may_wait_on_runs(graph)
+            return owner
         with build_context.building(graph) as frame:
             dataset = _all_elements(stream)
             init_op = cls._initializer(dataset, shared_name)
@@ -387,6 +405,8 @@ class _Owner:
         graph = self.init_op.graph
         with build_context.building(graph) as frame:
             fresh = self._initializer(_all_elements(self.stream), self.shared_name)
+        if frame.waits_on_runs and not self.waits_on_runs:
+            raise AssertionError(f"shared stream {self.shared_name}: now reads a fed queue")
         self.init_op._set_attr(  # pylint: disable=protected-access
             "dataset_factory", fresh.node_def.attr["dataset_factory"])
         _run_after(frame.owners, [self.init_op])

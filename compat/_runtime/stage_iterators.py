@@ -49,7 +49,7 @@ def refuse_direct_fetches(iterator_op) -> None:
         func=attr_value_pb2.NameAttrList(name=factory.name)))
 
 
-def unbuilt_iterator(graph, element_spec):
+def unbuilt_iterator(graph, element_spec, name=None):
     """A one-shot iterator of `element_spec` whose dataset is set when the stage is built
     (`plan.build_pending`); its stand-in factory fails, naming the cause, if the graph ever
     runs without it."""
@@ -59,7 +59,7 @@ def unbuilt_iterator(graph, element_spec):
     handle = gen_dataset_ops.one_shot_iterator(
         dataset_factory=factory,
         output_types=_structure.get_flat_tensor_types(element_spec),
-        output_shapes=_structure.get_flat_tensor_shapes(element_spec))
+        output_shapes=_structure.get_flat_tensor_shapes(element_spec), name=name)
     return _iterator_ops.Iterator(handle, None, legacy("_to_legacy_output_types"),
                                   legacy("_to_legacy_output_shapes"),
                                   legacy("_to_legacy_output_classes"))

@@ -19,7 +19,7 @@ class StageQueue:
     def __init__(self, elements: Callable[[], tf.data.Dataset], dtypes, shapes, capacity: int,
                  name: str, names=None, bare_elements=False):
         """bare_elements: the elements are single tensors of `dtypes[0]` and `shapes[0]` (a
-        producer's), so a dequeue's spec is known before its dataset is traced."""
+        producer's), not tuples of components."""
         self._elements = elements
         self._bare_elements = bare_elements
         self._dtypes = list(dtypes)
@@ -85,14 +85,20 @@ class StageQueue:
         """The whole stream (for the shared iterator of a queue with several consumers)."""
         return self._elements()
 
+    def element_spec(self, batch_dimensions=()):
+        """The spec of the stream's elements (with `batch_dimensions` in front), as TF1's
+        dequeue gives them: the queue's dtypes and shapes. Each element is a tuple of the
+        components, or the one tensor of `bare_elements`."""
+        specs = tuple(tf.TensorSpec(tf.TensorShape(batch_dimensions).concatenate(shape), dtype)
+                      for dtype, shape in zip(self._dtypes, self._shapes))
+        return specs[0] if self._bare_elements else specs
+
     def _register(self, transform, name, batch_dimensions=None):
         elements = self.new_consumer()
-        # Bare elements: the dequeue's spec is known, so the stage is traced when the graph
-        # first runs, with the other stages (see `plan.register`).
-        spec = None
-        if self._bare_elements and batch_dimensions is not None:
-            spec = tf.TensorSpec(tf.TensorShape(batch_dimensions).concatenate(self._shapes[0]),
-                                 self._dtypes[0])
+        # The dequeue's spec is TF1's, so the stage is traced when the graph first runs, with
+        # the other stages (see `plan.register`); not so for a padded batch, whose shapes
+        # only its dataset knows.
+        spec = None if batch_dimensions is None else self.element_spec(batch_dimensions)
         graph = tf.compat.v1.get_default_graph()
         # A dequeue of a queue that others dequeue too takes elements only when run.
         return plan.register(lambda: transform(elements()), name,
