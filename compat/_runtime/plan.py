@@ -26,14 +26,15 @@ are rebuilt (their iterators are pointed at freshly traced datasets). A stage wi
 tensors, which would otherwise see copies of the elements its consumer sees.
 
 When pipelines are traced. A stage whose element spec is known without its dataset (a
-reader's; a batch call's or a producer's dequeue, which is TF1's dequeue's) is traced only
-when its graph is first run, finalized or written out (`build_pending`, called through
-`graph_hooks`), and so are stages whose consumers changed: each pipeline is traced once, for
-the consumers it finally has, and building a graph costs about what TF1's does. TF1's construction errors are checked
-before (batching's arguments and shapes; lifting, which refuses what cannot be computed in
-tf.data, runs when the consumer is counted), so they come from the call TF1 raises them from.
-Stages whose spec only their dataset knows (padded and sparse batches, compiled queues) are
-traced as they are built.
+reader's; a batch call's, a producer's or a compiled queue's dequeue, which is TF1's
+dequeue's: the queue's dtypes and shapes) is traced only when its graph is first run,
+finalized or written out (`build_pending`, called through `graph_hooks`), and so are stages
+whose consumers changed and the owners of shared streams: each pipeline is traced once, for
+the consumers it finally has, and building a graph costs about what TF1's does. TF1's
+construction errors are checked before (batching's arguments and shapes; lifting, which
+refuses what cannot be computed in tf.data, runs when the consumer is counted), so they come
+from the call TF1 raises them from. Stages whose spec only their dataset knows (padded and
+sparse batches, a compiled PaddingFIFOQueue's batches) are traced as they are built.
 
 The plan of a graph lives on the graph, so both are freed together.
 """

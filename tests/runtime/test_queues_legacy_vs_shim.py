@@ -159,6 +159,29 @@ def test_fifo_queue_with_one_enqueue_thread_is_exact():
     assert shim.queues[0].compiled
 
 
+def dequeue_shapes(tf, declared):
+    """Static shapes of a runner-fed queue's dequeues, with and without declared shapes, and
+    with a second queue dequeued by two consumers (a shared stream)."""
+    with legacy_tf.Graph().as_default():
+        index = tf.train.range_input_producer(10, shuffle=False).dequeue()
+        pair = [tf.fill([2], index), tf.strings.as_string(index)]
+        queue = tf.FIFOQueue(8, [tf.int32, tf.string], shapes=[[2], []] if declared else None)
+        tf.train.add_queue_runner(tf.train.QueueRunner(queue, [queue.enqueue(pair)]))
+        shared = tf.FIFOQueue(8, [tf.int32], shapes=[[2]] if declared else None)
+        tf.train.add_queue_runner(tf.train.QueueRunner(shared, [shared.enqueue([pair[0]])]))
+        dequeued = [queue.dequeue(), shared.dequeue(), shared.dequeue()]
+        if declared:  # TF1 batches only what has declared shapes
+            dequeued += [queue.dequeue_many(3), queue.dequeue_up_to(3)]
+        return [[(t.shape.as_list() if t.shape.rank is not None else None, t.dtype)
+                 for t in (group if isinstance(group, (list, tuple)) else [group])]
+                for group in dequeued]
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_dequeues_have_tf1s_static_shapes(declared):
+    assert dequeue_shapes(shim_tf, declared) == dequeue_shapes(legacy_tf, declared)
+
+
 def fifo_dequeue_many_drops_the_tail(tf):
     index = tf.train.range_input_producer(23, num_epochs=1, shuffle=False).dequeue()
     queue = tf.FIFOQueue(5, [tf.int32], shapes=[[]])
