@@ -81,11 +81,16 @@ def _dtypes(tensor_list_list):
     return all_types[0]
 
 
-def _element_shape(tensor, enqueue_many):
+def _element_shape(tensor, enqueue_many, shapes_given):
+    """The shape of one element of `tensor`; None for a sparse tensor (TF1 stores those as
+    handles: any shape goes). Given `shapes`, TF1 infers nothing: a tensor of unknown rank
+    is then only checked against its given shape (by the enqueue)."""
     if isinstance(tensor, tf.SparseTensor):
-        return None  # TF1 stores sparse tensors as handles: any shape goes
+        return None
     shape = tensor.shape
     if shape.ndims is None:
+        if shapes_given:
+            return tf.TensorShape(None)
         raise ValueError("Cannot infer Tensor's rank: %s" % tensor)
     return shape.with_rank_at_least(1)[1:] if enqueue_many else shape
 
@@ -96,7 +101,7 @@ def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
     for i in range(len(tensor_list_list[0])):
         merged = None
         for tensor_list in tensor_list_list:
-            shape = _element_shape(tensor_list[i], enqueue_many)
+            shape = _element_shape(tensor_list[i], enqueue_many, shapes is not None)
             if shape is not None:
                 merged = shape if merged is None else merged.merge_with(shape)
         inferred.append(merged)
@@ -162,18 +167,18 @@ def _with_shapes(values, shapes):
                  for value, shape in zip(values, shapes))
 
 
-def _shuffle_buffer(capacity, min_after_dequeue, static_batch_size):
+def _shuffle_buffer(capacity, min_after_dequeue):
     """The shuffle buffer of a shuffle_batch: what TF1's dequeue_many samples from.
 
-    TF1's RandomShuffleQueue hands out a batch once it holds min_after_dequeue + batch_size
-    elements, and a consumer that keeps up keeps it there; capacity only bounds how far its
-    runner threads read ahead (TF1's docs: min_after_dequeue sets the shuffle, capacity the
-    prefetch). So the first batch comes when TF1's does, and the j-th output is still among
-    the first j + capacity inputs.
+    TF1's RandomShuffleQueue hands out a batch of n once it holds min_after_dequeue + n
+    elements; capacity only bounds how far its runner threads read ahead (TF1's docs:
+    min_after_dequeue sets the shuffle, capacity the prefetch). A buffer of
+    min_after_dequeue + 1 has taken in exactly that many inputs at its n-th output, so a
+    batch comes when TF1's would, for a size fixed or fed per run (a feeder that stops
+    there is served, not left waiting), and the j-th output is still among the first
+    j + capacity inputs.
     """
-    if static_batch_size is None:  # fed per run
-        return capacity
-    return max(1, min(capacity, min_after_dequeue + static_batch_size))
+    return max(1, min(capacity, min_after_dequeue + 1))
 
 
 def _static_batch_size(batch_size):
@@ -295,7 +300,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
                 return arguments.fails_when_run(dataset, negative_minimum)
             deterministic = shuffle_seed != (0, 0)
             # Seeded: the same order in every new pipeline, as in every new Session.
-            return dataset.shuffle(_shuffle_buffer(capacity, shuffle[0], static_batch_size),
+            return dataset.shuffle(_shuffle_buffer(capacity, shuffle[0]),
                                    seed=shuffle_seed[1] if deterministic else None,
                                    reshuffle_each_iteration=not deterministic)
 

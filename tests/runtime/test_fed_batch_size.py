@@ -161,3 +161,34 @@ def test_trainer_threads_take_whole_batches_and_every_element_once(legacy, shim)
         assert len(short) <= 1
         for _, (indices, quarters) in batches:
             np.testing.assert_array_equal(quarters, indices.astype(np.float32) / 4.0)
+
+
+def shuffled_from_a_feeder(tf, fed, batch_size=2, min_after_dequeue=3):
+    """Python feeds min_after_dequeue + batch_size examples, then takes one shuffled batch:
+    TF1's RandomShuffleQueue hands it out (it holds min_after_dequeue + n), whatever the
+    capacity; a run that waited for more would hang the feed-then-train loop."""
+    with tf_real.Graph().as_default():
+        example = tf.placeholder(tf.int32, [])
+        queue = tf.FIFOQueue(100, [tf.int32], shapes=[[]])
+        enqueue = queue.enqueue([example])
+        size = tf.placeholder(tf.int32, []) if fed else batch_size
+        batch = tf.train.shuffle_batch([queue.dequeue()], size, capacity=20,
+                                       min_after_dequeue=min_after_dequeue, seed=1)
+        options = tf_real.compat.v1.RunOptions(timeout_in_ms=20_000)
+        with tf.Session() as sess:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            for value in range(min_after_dequeue + batch_size):
+                sess.run(enqueue, {example: value})
+            taken = sess.run(batch, {size: batch_size} if fed else None, options=options)
+            coord.request_stop()
+            sess.run(queue.close(cancel_pending_enqueues=True))
+            coord.join(threads, stop_grace_period_secs=10)
+    return taken
+
+
+@pytest.mark.parametrize("fed", [True, False])
+def test_a_shuffled_batch_comes_once_min_after_dequeue_plus_its_size_are_in(legacy, shim, fed):
+    for tf in (legacy, shim):
+        taken = shuffled_from_a_feeder(tf, fed)
+        assert len(taken) == 2 and set(taken.tolist()) <= set(range(5))

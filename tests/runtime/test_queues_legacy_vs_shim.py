@@ -182,6 +182,23 @@ def test_dequeues_have_tf1s_static_shapes(declared):
     assert dequeue_shapes(shim_tf, declared) == dequeue_shapes(legacy_tf, declared)
 
 
+def batch_of_undeclared_dequeues(tf):
+    """A queue without declared shapes (TF1's dequeue has unknown rank) batched with
+    `shapes` given: TF1 infers nothing then, and checks the values against `shapes`."""
+    index = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+    queue = tf.FIFOQueue(8, [tf.int32, tf.string])
+    tf.train.add_queue_runner(tf.train.QueueRunner(
+        queue, [queue.enqueue([tf.fill([2], index), tf.strings.as_string(index)])]))
+    return Pipeline(tf.train.batch(queue.dequeue(), 3, shapes=[[2], []],
+                                   allow_smaller_final_batch=True), queues=[queue])
+
+
+def test_batch_with_shapes_takes_a_dequeue_of_unknown_rank():
+    legacy, shim = both(batch_of_undeclared_dequeues)
+    assert len(legacy.values) == 4
+    assert_exact(legacy.values, shim.values)
+
+
 def fifo_dequeue_many_drops_the_tail(tf):
     index = tf.train.range_input_producer(23, num_epochs=1, shuffle=False).dequeue()
     queue = tf.FIFOQueue(5, [tf.int32], shapes=[[]])
