@@ -109,40 +109,6 @@ def test_direct_fetch_of_a_consumed_stage_is_refused_not_duplicated(shim):
                 sess.run(value)
 
 
-@pytest.mark.parametrize("allow_smaller_final_batch", [False, True])
-@pytest.mark.parametrize("dynamic_pad", [False, True])
-def test_batch_size_fed_per_run_sizes_each_batch(legacy, shim, allow_smaller_final_batch,
-                                                 dynamic_pad):
-    sizes = [4, 1, 3, 7, 2, 5, 5, 5]
-
-    def run(tf):
-        with tf_real.Graph().as_default():
-            index = tf.train.range_input_producer(23, num_epochs=1, shuffle=False).dequeue()
-            row = tf.range(index % 4) if dynamic_pad else tf.fill([2], index)
-            batch_size = tf.placeholder(tf.int32, [])
-            batch = tf.train.batch([index, row], batch_size, dynamic_pad=dynamic_pad,
-                                   allow_smaller_final_batch=allow_smaller_final_batch)
-            values = []
-            with tf.Session() as sess:
-                sess.run(tf.local_variables_initializer())
-                coord = tf.train.Coordinator()
-                threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-                for size in sizes:
-                    try:
-                        values.append(sess.run(batch, {batch_size: size}))
-                    except tf_real.errors.OutOfRangeError:
-                        values.append("end")
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
-        return values
-
-    expected, got = run(legacy), run(shim)
-    assert [value == "end" if isinstance(value, str) else False for value in got] == \
-        [value == "end" if isinstance(value, str) else False for value in expected]
-    assert_streams_equal([v for v in expected if not isinstance(v, str)],
-                         [v for v in got if not isinstance(v, str)])
-
-
 @pytest.mark.parametrize("batch_size", ["int", "int32_constant", "numpy_int64"])
 def test_batch_size_known_at_construction_is_exact(legacy, shim, batch_size):
     def build(tf):
