@@ -17,13 +17,16 @@ from compat._runtime import plan
 
 class StageQueue:
     def __init__(self, elements: Callable[[], tf.data.Dataset], dtypes, shapes, capacity: int,
-                 name: str, names=None, bare_elements=False):
+                 name: str, names=None, bare_elements=False, element_shapes=None):
         """bare_elements: the elements are single tensors of `dtypes[0]` and `shapes[0]` (a
-        producer's), not tuples of components."""
+        producer's), not tuples of components. element_shapes: the elements' shapes where
+        more is known than the queue's `shapes` (see `element_spec`)."""
         self._elements = elements
         self._bare_elements = bare_elements
         self._dtypes = list(dtypes)
         self._shapes = [tf.TensorShape(shape) for shape in shapes]
+        self._element_shapes = [tf.TensorShape(shape)
+                                for shape in (element_shapes or self._shapes)]
         self._names = names
         self._capacity = capacity
         self._name = name
@@ -86,16 +89,16 @@ class StageQueue:
         return self._elements()
 
     def element_spec(self, batch_dimensions=()):
-        """The spec of the stream's elements (with `batch_dimensions` in front), as TF1's
-        dequeue gives them: the queue's dtypes and shapes. Each element is a tuple of the
+        """The spec of the stream's elements (with `batch_dimensions` in front): the queue's
+        dtypes, and its shapes or the `element_shapes` given. Each element is a tuple of the
         components, or the one tensor of `bare_elements`."""
         specs = tuple(tf.TensorSpec(tf.TensorShape(batch_dimensions).concatenate(shape), dtype)
-                      for dtype, shape in zip(self._dtypes, self._shapes))
+                      for dtype, shape in zip(self._dtypes, self._element_shapes))
         return specs[0] if self._bare_elements else specs
 
     def _register(self, transform, name, batch_dimensions=None):
         elements = self.new_consumer()
-        # The dequeue's spec is TF1's, so the stage is traced when the graph first runs, with
+        # The dequeue's spec is known, so the stage is traced when the graph first runs, with
         # the other stages (see `plan.register`); not so for a padded batch, whose shapes
         # only its dataset knows.
         spec = None if batch_dimensions is None else self.element_spec(batch_dimensions)
