@@ -26,8 +26,8 @@ are rebuilt (their iterators are pointed at freshly traced datasets). A stage wi
 tensors, which would otherwise see copies of the elements its consumer sees.
 
 When pipelines are traced. A stage whose element spec is known without its dataset (a
-reader's; a batch call's, a producer's or a compiled queue's dequeue, which is TF1's
-dequeue's: the queue's dtypes and shapes) is traced only when its graph is first run,
+reader's; a batch call's or a producer's dequeue, which is TF1's dequeue's; a compiled
+queue's dequeue, of the enqueued values' shapes) is traced only when its graph is first run,
 finalized or written out (`build_pending`, called through `graph_hooks`), and so are stages
 whose consumers changed and the owners of shared streams: each pipeline is traced once, for
 the consumers it finally has, and building a graph costs about what TF1's does. TF1's
