@@ -361,9 +361,9 @@ class _Owner:
             # Traced when the graph is first used (the caller schedules `rebuild`): its
             # consumers need only the spec now. A stream built so far reads a fed queue
             # only if the graph has one (a stream's upstream exists before it).
-            owner = cls(stream, stage_iterators.unbuilt_iterator(graph, tf.TensorSpec(
-                [], tf.int32), name="shared_stream")._iterator_resource.op, shared_name,  # pylint: disable=protected-access
-                spec)
+            stand_in = stage_iterators.unbuilt_iterator(graph, tf.TensorSpec([], tf.int32),
+                                                        name="shared_stream")
+            owner = cls(stream, stand_in._iterator_resource.op, shared_name, spec)  # pylint: disable=protected-access
             owner.waits_on_runs = may_wait_on_runs(graph)
             return owner
         with build_context.building(graph) as frame:
