@@ -249,18 +249,6 @@ def _vectorized_batches(tensor_list, batch_size, drop_remainder, shuffled, shape
         return None
 
 
-def _interleaved(datasets):
-    """The entries of a `*_join`, one element from each in turn. TF1 runs each entry's
-    enqueue in a thread of its own, so each entry computes in a thread of its own here too
-    (`prefetch(1)`: one element in flight per entry, as a TF1 thread holds the one it is
-    enqueueing); read in turn, the entries would compute one after another."""
-    if len(datasets) == 1:
-        return datasets[0]
-    choice = tf.data.Dataset.range(len(datasets)).repeat()
-    return tf.data.Dataset.choose_from_datasets([dataset.prefetch(1) for dataset in datasets],
-                                                choice, stop_on_empty_dataset=False)
-
-
 def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enqueue_many,
                  shapes, dynamic_pad, allow_smaller_final_batch, name, default_name,
                  num_threads=1, shuffle=None):
@@ -310,7 +298,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             element_source.add_consumers((tuple(tensor_list), keep_input), default_name, consumer)
 
         def elements():
-            return shuffled(_interleaved([
+            return shuffled(datasets.as_ready([
                 _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
                               default_name, consumer, num_threads)
                 for tensor_list, consumer in zip(tensor_list_list, consumers)]))

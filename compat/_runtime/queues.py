@@ -9,7 +9,7 @@ compiled
     readers, other compiled queues), or from pure ops and is driven by a QueueRunner. Then the
     queue is one more tf.data stage and no thread runs: each enqueue op becomes a lifted map
     over its upstream stages (an op listed k times in a QueueRunner is a k-way parallel map;
-    distinct enqueue ops are interleaved round-robin), a RandomShuffleQueue becomes
+    distinct enqueue ops are interleaved as they compute), a RandomShuffleQueue becomes
     `shuffle(capacity)` (the j-th output is one of the first j+capacity inputs, and the buffer
     drains at the end), `dequeue_many` becomes `batch(drop_remainder=True)` (`padded_batch` for
     PaddingFIFOQueue), `dequeue_up_to` becomes `batch`.
@@ -230,14 +230,8 @@ class QueueBase(data_flow_ops.QueueBase):
             seen.add(enqueue.op.name)
             parallelism = self._runner_op_counts.get(enqueue.op.name, 1)
             streams.append(self._enqueue_stream(enqueue, parallelism))
-        if len(streams) == 1:
-            elements = streams[0]
-        else:
-            # Each runner thread runs its own enqueue op; round-robin is one of the orders TF1
-            # can produce, and exhausted inputs drop out as their threads would stop.
-            elements = tf.data.Dataset.choose_from_datasets(
-                streams, tf.data.Dataset.range(len(streams)).repeat(),
-                stop_on_empty_dataset=False)
+        # Each runner thread runs its own enqueue op.
+        elements = datasets.as_ready(streams)
         if self._shuffle:
             seed = self._shuffle_seed()
             # A seeded queue replays its order in every new pipeline, as in every new Session
