@@ -298,10 +298,13 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             element_source.add_consumers((tuple(tensor_list), keep_input), default_name, consumer)
 
         def elements():
-            return shuffled(datasets.as_ready([
+            computing = any(element_source.computes((tuple(tensor_list), keep_input),
+                                                    default_name)
+                            for tensor_list in tensor_list_list)
+            return shuffled(datasets.interleaved([
                 _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
                               default_name, consumer, num_threads)
-                for tensor_list, consumer in zip(tensor_list_list, consumers)]))
+                for tensor_list, consumer in zip(tensor_list_list, consumers)], computing))
 
         def batch_of(dataset, size):
             if dynamic_pad:

@@ -76,6 +76,16 @@ def lifted(structure, what: str) -> lifting.Lifted:
     return lifting.lift(structure, stage_of, what)
 
 
+# Ops that compute nothing: values straight from the stages read, or constants.
+_PASS_THROUGH = {"Const", "Identity", "IdentityN", "NoOp", "Snapshot"}
+
+
+def computes(structure, what: str) -> bool:
+    """Whether computing `structure` from the stages it reads runs any of the user's ops
+    beyond constants and identities, without building anything."""
+    return any(op.type not in _PASS_THROUGH for op in lifted(structure, what).ops)
+
+
 def source_stages(structure, what: str) -> tuple:
     """The stages the computation of `structure` reads, without building anything."""
     return lifted(structure, what).sources

@@ -222,7 +222,7 @@ class QueueBase(data_flow_ops.QueueBase):
 
     def _compiled_elements(self) -> tf.data.Dataset:
         """The queue's element stream (tuples of components); built in the current graph."""
-        streams = []
+        streams, computing = [], False
         seen = set()
         for enqueue in self._enqueues:
             if enqueue.op.name in seen:
@@ -230,8 +230,9 @@ class QueueBase(data_flow_ops.QueueBase):
             seen.add(enqueue.op.name)
             parallelism = self._runner_op_counts.get(enqueue.op.name, 1)
             streams.append(self._enqueue_stream(enqueue, parallelism))
+            computing = computing or element_source.computes(enqueue.values, self.name)
         # Each runner thread runs its own enqueue op.
-        elements = datasets.as_ready(streams)
+        elements = datasets.interleaved(streams, computing)
         if self._shuffle:
             seed = self._shuffle_seed()
             # A seeded queue replays its order in every new pipeline, as in every new Session
