@@ -1,0 +1,148 @@
+"""Formatting a benchmark suite result (see suite.py): markdown tables, error lines, the plot."""
+from __future__ import annotations
+
+import statistics
+
+VARIANTS = ("legacy", "shim", "tf_data")
+VARIANT_LABELS = {"legacy": "legacy", "shim": "shim", "tf_data": "tf.data"}
+
+
+def median(values):
+    values = [value for value in values if value is not None]
+    return statistics.median(values) if values else None
+
+
+def _records(value):
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def _ratio(value):
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _seconds(value):
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _cell(entry, text):
+    if entry["ok_runs"] == 0:
+        return "ERROR" if entry["failed_runs"] else "n/a"
+    return text + (f" ({entry['failed_runs']} failed)" if entry["failed_runs"] else "")
+
+
+def _markdown(header, rows):
+    widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
+    line = lambda row: "| " + " | ".join(  # noqa: E731
+        str(cell).ljust(width) if i == 0 else str(cell).rjust(width)
+        for i, (cell, width) in enumerate(zip(row, widths))) + " |"
+    rule = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    return "\n".join([line(header), rule] + [line(row) for row in rows])
+
+
+def format_table(result: dict) -> str:
+    """The main table (records/s medians, median within-run ratios)."""
+    header = ["workload", "legacy", "shim", "tf.data", "shim/legacy", "shim/tf.data",
+              "first batch shim/legacy", "build shim/legacy", "RSS shim/legacy"]
+    rows = []
+    for workload, variants in result["medians"].items():
+        ratios = result["ratios"][workload]
+        vs_legacy, vs_data = ratios["shim/legacy"], ratios["shim/tf_data"]
+        rows.append([workload] + [
+            _cell(variants[variant], _records(variants[variant]["records_per_s"]))
+            for variant in VARIANTS] + [
+            _ratio(vs_legacy["records_per_s"]["median"]),
+            _ratio(vs_data["records_per_s"]["median"]),
+            _ratio(vs_legacy["first_batch_s"]["median"]),
+            _ratio(vs_legacy["build_s"]["median"]),
+            _ratio(vs_legacy["peak_rss_mb"]["median"])])
+    return _markdown(header, rows)
+
+
+def format_details(result: dict) -> str:
+    """Absolute medians per variant, and the shim/tf.data ratios of the other metrics."""
+    header = ["workload", "variant", "records/s", "first batch s", "build s", "peak RSS MB",
+              "batch", "batches", "input ended", "mode"]
+    rows = []
+    by_key = {}
+    for m in result["measurements"]:
+        by_key.setdefault((m["workload"], m["variant"]), []).append(m)
+    for workload, variants in result["medians"].items():
+        for variant in VARIANTS:
+            entry = variants[variant]
+            ok = [m for m in by_key.get((workload, variant), []) if m.get("ok")]
+            rss = entry["peak_rss_mb"]
+            rows.append([workload, VARIANT_LABELS[variant],
+                         _cell(entry, _records(entry["records_per_s"])),
+                         _seconds(entry["first_batch_s"]), _seconds(entry["build_s"]),
+                         "n/a" if rss is None else f"{rss:,.0f}",
+                         ok[0]["batch_size"] if ok else "",
+                         round(median([m["batches"] for m in ok])) if ok else "",
+                         "/".join(sorted({"yes" if m["input_ended"] else "no" for m in ok})),
+                         ok[0]["mode"] if ok else ""])
+        data = result["ratios"][workload]["shim/tf_data"]
+        rows.append([workload, "shim/tf.data", _ratio(data["records_per_s"]["median"]),
+                     _ratio(data["first_batch_s"]["median"]), _ratio(data["build_s"]["median"]),
+                     _ratio(data["peak_rss_mb"]["median"]), "", "", "", ""])
+    return _markdown(header, rows)
+
+
+def format_errors(result: dict) -> list[str]:
+    lines = []
+    for m in result["measurements"]:
+        if not m.get("ok"):
+            lines.append(f"{m['workload']} / {m['variant']} / run {m['run'] + 1}: "
+                         f"{(m.get('error') or '?').splitlines()[0][:300]}")
+    return lines
+
+
+def _short(value):
+    for limit, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def plot(result: dict, path: str) -> None:
+    """Grouped bars of median records/s per workload and variant, log scale (PNG).
+
+    Raises ImportError when matplotlib is not installed.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result["medians"])
+    width = 0.27
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(names) + 2), 4.8))
+    for index, variant in enumerate(VARIANTS):
+        xs, heights, failed = [], [], []
+        for position, workload in enumerate(names):
+            value = result["medians"][workload][variant]["records_per_s"]
+            x = position + (index - 1) * width
+            if value:
+                xs.append(x)
+                heights.append(value)
+            else:
+                failed.append(x)
+        axes.bar(xs, heights, width, label=VARIANT_LABELS[variant])
+        for x, height in zip(xs, heights):
+            axes.annotate(_short(height), (x, height), xytext=(0, 2), textcoords="offset points",
+                          ha="center", va="bottom", fontsize=7)
+        for x in failed:
+            axes.annotate(f"{VARIANT_LABELS[variant]}: error", (x, 0.02),
+                          xycoords=("data", "axes fraction"), ha="center", va="bottom",
+                          rotation=90, fontsize=8, color="red")
+    axes.set_xlim(-0.6, len(names) - 0.4)
+    axes.set_yscale("log")
+    axes.set_xticks(range(len(names)))
+    axes.set_xticklabels(names, rotation=20)
+    axes.set_ylabel("records/s (median, log scale)")
+    machine = result["machine"]
+    axes.set_title(f"Input pipelines: legacy TF1 queues vs compat.v1 shim vs tf.data\n"
+                   f"TF {machine['tensorflow_version']}, {machine['cpu_count']} CPUs, "
+                   f"{result['config']['runs']} run(s), {machine['date'][:10]}", fontsize=10)
+    axes.legend()
+    axes.grid(axis="y", which="both", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
