@@ -43,22 +43,12 @@ from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import data_flow_ops, gen_data_flow_ops
 
-from compat._runtime import build_context, datasets, element_source, lifting, plan, stage_iterators
+from compat._runtime import build_context, plan, stage_iterators
+from compat._runtime.enqueue_ops import EnqueueOps
 from compat._runtime.stage_queue import StageQueue
 
 _COMPILED = "compiled"
 _FED = "fed"
-
-
-class _Enqueue:
-    """One enqueue op created through a shim queue, and the values it enqueues."""
-
-    def __init__(self, op: tf.Operation, many: bool):
-        self.op = op
-        self.many = many
-        # The op's inputs after the queue handle are the values already converted to the
-        # queue's dtypes and checked against its shapes by TF's own enqueue code.
-        self.values = list(op.inputs[1:])
 
 
 class _CompiledStream(StageQueue):
@@ -123,8 +113,7 @@ class QueueBase(data_flow_ops.QueueBase):
         self._compilable_kind = compilable
         self._padded = padded
         self._shuffle = shuffle
-        self._enqueues: list[_Enqueue] = []
-        self._runner_op_counts: dict = {}  # enqueue op name -> threads a QueueRunner gives it
+        self._enqueues = EnqueueOps(self.name)
         self._mode = None
         self._why_fed = ""
         self._stream: _CompiledStream | None = None
@@ -141,22 +130,16 @@ class QueueBase(data_flow_ops.QueueBase):
             raise ValueError(
                 f"queue {self.name!r}: enqueue op {op.name!r} was created after the queue's "
                 "first dequeue, which compiled the queue into the tf.data pipeline from the "
-                f"enqueue ops that existed then ({', '.join(e.op.name for e in self._enqueues)})."
+                f"enqueue ops that existed then ({self._enqueues.names()})."
                 " Create all enqueue ops of a queue before its first dequeue.")
-        self._enqueues.append(_Enqueue(op, many))
+        self._enqueues.record(op, many)
 
     def _note_queue_runner(self, enqueue_ops):
         """Called by QueueRunner: these ops are run by runner threads (one per listing)."""
-        counts = {}
-        for op in enqueue_ops:
-            if isinstance(op, tf.Operation):
-                counts[op.name] = counts.get(op.name, 0) + 1
-        for op_name, count in counts.items():
-            self._runner_op_counts[op_name] = max(self._runner_op_counts.get(op_name, 0), count)
+        self._enqueues.note_queue_runner(enqueue_ops)
 
     def _is_compiled_enqueue(self, op) -> bool:
-        return (self._mode == _COMPILED and isinstance(op, tf.Operation)
-                and any(e.op is op for e in self._enqueues))
+        return self._mode == _COMPILED and self._enqueues.includes(op)
 
     def _force_fed(self, reason):
         if self._mode == _COMPILED:
@@ -178,10 +161,7 @@ class QueueBase(data_flow_ops.QueueBase):
             self._force_fed(reason)
             return
         self._mode = _COMPILED
-        # All enqueue ops read their stages at once: count them before building any.
-        for enqueue in self._enqueues:
-            element_source.add_consumers(enqueue.values, f"{self.name} enqueue",
-                                         self._consumer_key(enqueue))
+        self._enqueues.add_consumers()
         self._stream = _CompiledStream(
             self._compiled_elements, self._dtypes, self._shapes, self._capacity,
             self.name, self._names, self._padded, self._enqueued_shapes())
@@ -192,14 +172,7 @@ class QueueBase(data_flow_ops.QueueBase):
         tracing it. TF1's dequeue has only the queue's shapes; the shim's as specific as
         the enqueued values (~15% more images/s for an Inception-style eval input, whose
         crop and parse ops are built for a known rank)."""
-        shapes = list(self._shapes)
-        for enqueue in self._enqueues:
-            for index, value in enumerate(enqueue.values):
-                shape = value.shape
-                if enqueue.many:
-                    shape = shape[1:] if shape.rank else tf.TensorShape(None)
-                shapes[index] = shapes[index].merge_with(shape)
-        return shapes
+        return self._enqueues.enqueued_shapes(self._shapes)
 
     def _fed_reason(self) -> str:
         if self._eager:
@@ -208,31 +181,11 @@ class QueueBase(data_flow_ops.QueueBase):
             return f"{type(self).__name__} has no tf.data equivalent"
         if not self._enqueues:
             return "a dequeue was created before any enqueue op"
-        for enqueue in self._enqueues:
-            try:
-                lifted = lifting.lift(enqueue.values, plan.stage_of, f"{self.name} enqueue")
-            except lifting.LiftError as error:
-                return str(error)
-            if not lifted.sources and enqueue.op.name not in self._runner_op_counts:
-                # Pure ops (constants, random ops) with no runner: the user runs the enqueue
-                # op by hand, as many times as they like. Only a runner repeats it forever.
-                return (f"enqueue op {enqueue.op.name!r} reads no pipeline stage and no "
-                        "QueueRunner drives it")
-        return ""
+        return self._enqueues.not_compilable_reason()
 
     def _compiled_elements(self) -> tf.data.Dataset:
         """The queue's element stream (tuples of components); built in the current graph."""
-        streams, computing = [], False
-        seen = set()
-        for enqueue in self._enqueues:
-            if enqueue.op.name in seen:
-                continue
-            seen.add(enqueue.op.name)
-            parallelism = self._runner_op_counts.get(enqueue.op.name, 1)
-            streams.append(self._enqueue_stream(enqueue, parallelism))
-            computing = computing or element_source.computes(enqueue.values, self.name)
-        # Each runner thread runs its own enqueue op.
-        elements = datasets.interleaved(streams, computing)
+        elements = self._enqueues.elements(self._shapes)
         if self._shuffle:
             seed = self._shuffle_seed()
             # A seeded queue replays its order in every new pipeline, as in every new Session
@@ -246,27 +199,6 @@ class QueueBase(data_flow_ops.QueueBase):
         if seed == 0 and seed2 == 0:
             return None  # TF1: nondeterministic
         return seed2 or seed
-
-    def _consumer_key(self, enqueue: _Enqueue):
-        return ("enqueue", enqueue.op.name)
-
-    def _enqueue_stream(self, enqueue: _Enqueue, parallelism: int) -> tf.data.Dataset:
-        source = element_source.element_source(enqueue.values, f"{self.name} enqueue op {enqueue.op.name!r}",
-                                     self._consumer_key(enqueue))
-        shapes = [tf.TensorShape([None]).concatenate(shape) if enqueue.many else shape
-                  for shape in self._shapes]
-
-        def with_shapes(values):
-            # TF1's enqueue kernel checks each value against the queue's shapes at run time.
-            return tuple(tf.ensure_shape(value, shape) if shape.rank is not None else value
-                         for value, shape in zip(values, shapes))
-
-        # k runner threads run k enqueues at once: TF1's order is then timing-dependent, and
-        # input order is one of its orders.
-        dataset = source.computed(finish=with_shapes, parallelism=parallelism)
-        if enqueue.many:
-            dataset = datasets.unbatched(dataset)
-        return dataset
 
     def _compiled_consumer(self):
         """The compiled stream; each dequeue op (or reader, or as_dataset()) made from it is
