@@ -56,6 +56,7 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
     graph = tf.Graph()
     readers.read_each_file_alone(graph)
     build_context.functions_as_tf_makes_them(graph)
+    build_context.repeatable_order(graph)
     with graph.as_default():
         if graph_seed is not None:
             shim.set_random_seed(graph_seed)

@@ -102,8 +102,13 @@ def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
         merged = None
         for tensor_list in tensor_list_list:
             shape = _element_shape(tensor_list[i], enqueue_many, shapes is not None)
-            if shape is not None:
-                merged = shape if merged is None else merged.merge_with(shape)
+            if shape is None:
+                continue
+            if merged is None:
+                merged = shape
+            else:
+                # TF1 checks that the entries agree, and keeps the first entry's shape.
+                merged.merge_with(shape)
         inferred.append(merged)
     if shapes is not None:
         if len(shapes) != len(inferred):
@@ -298,13 +303,13 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             element_source.add_consumers((tuple(tensor_list), keep_input), default_name, consumer)
 
         def elements():
-            computing = any(element_source.computes((tuple(tensor_list), keep_input),
+            in_turn = all(element_source.reads_only((tuple(tensor_list), keep_input),
                                                     default_name)
-                            for tensor_list in tensor_list_list)
+                          for tensor_list in tensor_list_list)
             return shuffled(datasets.interleaved([
                 _input_stream(tensor_list, keep_input, enqueue_many, element_shapes,
                               default_name, consumer, num_threads)
-                for tensor_list, consumer in zip(tensor_list_list, consumers)], computing))
+                for tensor_list, consumer in zip(tensor_list_list, consumers)], in_turn))
 
         def batch_of(dataset, size):
             if dynamic_pad:

@@ -82,6 +82,7 @@ class Frame:
         # whether tf.data functions traced now are prepared for one device (see
         # `_install_one_device_functions`)
         self.one_device_functions = True
+        self.repeatable_order = False  # see `repeatable_order`
 
 
 @contextlib.contextmanager
@@ -92,6 +93,8 @@ def building(graph):
     frames[-1].one_device_functions = (
         not getattr(graph, "_compat_functions_as_tf_makes_them", False)
         and (len(frames) == 1 or frames[-2].one_device_functions))
+    frames[-1].repeatable_order = (getattr(graph, "_compat_repeatable_order", False)
+                                   or (len(frames) > 1 and frames[-2].repeatable_order))
     try:
         with graph.as_default(), seed_counter_preserved(graph), without_autograph(), \
                 shim_control_flow_v2():
@@ -140,6 +143,20 @@ def functions_as_tf_makes_them(graph: tf.Graph) -> None:
     `compat.to_dataset`, whose datasets leave the graph: TF's static dataset optimizations,
     which a user's iteration applies, reject functions prepared for one device)."""
     graph._compat_functions_as_tf_makes_them = True  # pylint: disable=protected-access
+
+
+def repeatable_order(graph: tf.Graph) -> None:
+    """Make the pipelines built in `graph` give the same order on every iteration wherever
+    the order depends on nothing but seeds (for `compat.to_dataset`: a seeded pipeline gives
+    the same elements every time, which the tf.data service's data sharding relies on, each
+    worker keeping its share of what it computes). In a Session the shim takes what TF1
+    takes in thread-timing order as it is ready (see `datasets.interleaved`)."""
+    graph._compat_repeatable_order = True  # pylint: disable=protected-access
+
+
+def repeatable_order_now() -> bool:
+    frames = _build_frames.__dict__.get("frames")
+    return bool(frames) and frames[-1].repeatable_order
 
 
 def _one_device_functions_now() -> bool:

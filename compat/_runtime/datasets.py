@@ -9,6 +9,8 @@ from tensorflow.python.data.ops import (concatenate_op, flat_map_op, from_tensor
 from tensorflow.python.data.ops import readers as _readers
 from tensorflow.python.data.ops import unbatch_op as _unbatch_op
 
+from compat._runtime import build_context
+
 
 def unbatched(dataset: tf.data.Dataset) -> tf.data.Dataset:
     """`dataset.unbatch()` without its re-encoding map where every component is dense.
@@ -21,28 +23,34 @@ def unbatched(dataset: tf.data.Dataset) -> tf.data.Dataset:
     return dataset.unbatch()
 
 
-def interleaved(inputs, computing: bool) -> tf.data.Dataset:
+def interleaved(inputs, in_turn: bool) -> tf.data.Dataset:
     """The elements of several inputs feeding one queue (a `*_join`'s entries, a QueueRunner's
     enqueue ops), each input's in its order; an input that ends drops out.
 
-    computing: whether the inputs run the user's ops per element. Then each computes in a
-    thread of its own and elements are taken as they are ready, as TF1's queue takes
-    whichever thread enqueues first: one held input (a slow decode, a py_func waiting on
-    I/O) does not hold back the others, where taken in a fixed turn every input would wait
-    for the slowest (4 Inception-style preprocessing threads read ~20% fewer images/s than
-    TF1's on 2 cores). Values straight from readers or producers are read in turn instead: a
-    thread per input costs a handoff per element that such reads do not repay (4 readers
-    filling Inception's examples queue: ~25% fewer images/s)."""
+    Each input computes in a thread of its own and elements are taken as they are ready, as
+    TF1's queue takes whichever thread enqueues first: one held input (a slow decode, a
+    py_func waiting on I/O, a queue fed from Python) does not hold back the others, where
+    taken in a fixed turn every input would wait for the slowest (4 Inception-style
+    preprocessing threads read ~20% fewer images/s than TF1's on 2 cores). A pipeline that
+    must give the same order every time (`build_context.repeatable_order`) takes the
+    threads' elements in turn.
+
+    in_turn: the inputs come straight from reads (`element_source.reads_only`); they are
+    read in turn in the consumer's thread, since a thread per input costs a handoff per
+    element that such reads do not repay (4 readers filling Inception's examples queue:
+    ~25% fewer images/s).
+    """
     if len(inputs) == 1:
         return inputs[0]
-    if not computing:
+    if in_turn:
         return tf.data.Dataset.choose_from_datasets(
             inputs, tf.data.Dataset.range(len(inputs)).repeat(), stop_on_empty_dataset=False)
     nested = tf.data.Dataset.from_tensors(inputs[0])
     for dataset in inputs[1:]:
         nested = nested.concatenate(tf.data.Dataset.from_tensors(dataset))
     return nested.interleave(lambda dataset: dataset, cycle_length=len(inputs), block_length=1,
-                             num_parallel_calls=len(inputs), deterministic=False)
+                             num_parallel_calls=len(inputs),
+                             deterministic=build_context.repeatable_order_now())
 
 
 # The reader datasets without tf.data's wrapping of their file names into a dataset and a

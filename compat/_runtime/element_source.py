@@ -76,14 +76,20 @@ def lifted(structure, what: str) -> lifting.Lifted:
     return lifting.lift(structure, stage_of, what)
 
 
-# Ops that compute nothing: values straight from the stages read, or constants.
-_PASS_THROUGH = {"Const", "Identity", "IdentityN", "NoOp", "Snapshot"}
+# Ops that compute next to nothing: constants, identities, indexing (a slice_input_producer's
+# gather), reshapes and casts.
+_PASS_THROUGH = {"Const", "Identity", "IdentityN", "NoOp", "Snapshot", "Range", "Gather",
+                 "GatherV2", "StridedSlice", "Slice", "Reshape", "ExpandDims", "Squeeze",
+                 "Cast", "Shape", "Pack", "Unpack"}
 
 
-def computes(structure, what: str) -> bool:
-    """Whether computing `structure` from the stages it reads runs any of the user's ops
-    beyond constants and identities, without building anything."""
-    return any(op.type not in _PASS_THROUGH for op in lifted(structure, what).ops)
+def reads_only(structure, what: str) -> bool:
+    """Whether `structure` comes straight from reads, without building anything: from stages
+    that only read (see `plan.Stage.reads_only`), through none of the user's ops beyond
+    `_PASS_THROUGH`."""
+    found = lifted(structure, what)
+    return (all(stage.reads_only for stage in found.sources)
+            and all(op.type in _PASS_THROUGH for op in found.ops))
 
 
 def source_stages(structure, what: str) -> tuple:

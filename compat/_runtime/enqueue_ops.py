@@ -73,15 +73,21 @@ class EnqueueOps:
         return ""
 
     def enqueued_shapes(self, queue_shapes) -> list:
-        """Each component's shape as every enqueue op gives it, merged with the queue's."""
-        shapes = list(queue_shapes)
-        for enqueue in self._ops:
-            for index, value in enumerate(enqueue.values):
-                shape = value.shape
-                if enqueue.many:
-                    shape = shape[1:] if shape.rank else tf.TensorShape(None)
-                shapes[index] = shapes[index].merge_with(shape)
+        """Each component's shape as the enqueue ops give it (the most specific shape all
+        their values have: [3] and [2] give [None]), merged with the queue's."""
+        shapes = []
+        for index, declared in enumerate(queue_shapes):
+            given = [self._element_shape(enqueue.values[index], enqueue.many)
+                     for enqueue in self._ops]
+            shapes.append(declared.merge_with(given[0].most_specific_common_supertype(given[1:]))
+                          if given else declared)
         return shapes
+
+    @staticmethod
+    def _element_shape(value, many: bool) -> tf.TensorShape:
+        if not many:
+            return value.shape
+        return value.shape[1:] if value.shape.rank else tf.TensorShape(None)
 
     def add_consumers(self) -> None:
         """Count every op as a reader of its stages; all at once, before building any."""
@@ -91,7 +97,7 @@ class EnqueueOps:
 
     def elements(self, queue_shapes) -> tf.data.Dataset:
         """The enqueued elements (tuples of components); built in the current graph."""
-        streams, computing = [], False
+        streams = []
         seen = set()
         for enqueue in self._ops:
             if enqueue.op.name in seen:
@@ -99,9 +105,13 @@ class EnqueueOps:
             seen.add(enqueue.op.name)
             threads = self._runner_threads.get(enqueue.op.name, 1)
             streams.append(self._stream(enqueue, queue_shapes, threads))
-            computing = computing or element_source.computes(enqueue.values, self._queue_name)
         # Each runner thread runs its own enqueue op.
-        return datasets.interleaved(streams, computing)
+        return datasets.interleaved(streams, in_turn=self.reads_only())
+
+    def reads_only(self) -> bool:
+        """Whether every op enqueues values straight from reads (see `plan.Stage.reads_only`)."""
+        return all(element_source.reads_only(enqueue.values, self._queue_name)
+                   for enqueue in self._ops)
 
     def _stream(self, enqueue: Enqueue, queue_shapes, threads: int) -> tf.data.Dataset:
         source = element_source.element_source(

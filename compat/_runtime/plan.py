@@ -80,6 +80,9 @@ class Stage:
         losing TF1's errors); a consumer computing per element then reads and computes in
         one map (two parallel maps hand each element between threads twice: JPEG files
         decoded ~30% slower on 2 cores).
+    reads_only: its elements come straight from files or constants (a reader's records, a
+        producer's), with no user op or Session run upstream that could hold them up: a
+        consumer may take them in turn with other such inputs (see `datasets.interleaved`).
     """
 
     dataset_factory: Callable[[], tf.data.Dataset]
@@ -90,6 +93,7 @@ class Stage:
     pulls_from_kernel: bool = False
     on_demand: bool | Callable[[], bool] = False
     unit_map: Callable[[tuple], tuple[tf.data.Dataset, Callable] | None] | None = None
+    reads_only: bool = False
 
     @property
     def iterator_op(self) -> tf.Operation:
@@ -128,10 +132,11 @@ def stage_of(op: tf.Operation) -> Stage | None:
 
 
 def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_factory=None,
-             on_demand=False, element_spec=None, blocking=False, unit_map=None):
+             on_demand=False, element_spec=None, blocking=False, unit_map=None,
+             reads_only=False):
     """Create a stage; return the structure user code consumes (the iterator's next element).
 
-    part_factory, on_demand, unit_map: see `Stage`. element_spec: the elements' spec, for a
+    part_factory, on_demand, unit_map, reads_only: see `Stage`. element_spec: the elements' spec, for a
     stage whose factory raises none of TF1's construction errors (those are checked before);
     given it, the dataset is traced only when a Session first runs the graph (see
     `build_pending`), once its consumers are known, and `blocking` says whether its get_next
@@ -144,7 +149,7 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
         get_next_op = stage_iterators.get_next_op_of(
             tf.nest.flatten(element, expand_composites=True))
         stage = Stage(dataset_factory, get_next_op, element_spec, name, part_factory,
-                      on_demand=on_demand, unit_map=unit_map)
+                      on_demand=on_demand, unit_map=unit_map, reads_only=reads_only)
         add_stage(stage)
         _rebuild(stage)
         return element
@@ -156,7 +161,7 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     flat = tf.nest.flatten(element, expand_composites=True)
     get_next_op = stage_iterators.get_next_op_of(flat)
     add_stage(Stage(dataset_factory, get_next_op, dataset.element_spec, name, part_factory,
-                    on_demand=on_demand, unit_map=unit_map))
+                    on_demand=on_demand, unit_map=unit_map, reads_only=reads_only))
     return element
 
 

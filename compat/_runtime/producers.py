@@ -107,7 +107,8 @@ def input_producer(input_tensor,
         element_source.add_consumers(input_tensor, "input_producer", scope)
         return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds, consumer=scope),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
-                          capacity=capacity, name=scope.rstrip("/"), bare_elements=True)
+                          capacity=capacity, name=scope.rstrip("/"), bare_elements=True,
+                          reads_only=element_source.reads_only(input_tensor, "input_producer"))
 
 
 def string_input_producer(string_tensor,

@@ -55,9 +55,9 @@ class _CompiledStream(StageQueue):
     """The compiled queue's elements, as a stage queue; pads batches for PaddingFIFOQueue."""
 
     def __init__(self, elements, dtypes, shapes, capacity, name, names, padded: bool,
-                 element_shapes):
+                 element_shapes, reads_only: bool):
         super().__init__(elements, dtypes, shapes, capacity, name, names,
-                         element_shapes=element_shapes)
+                         element_shapes=element_shapes, reads_only=reads_only)
         self._padded = padded
 
     def dequeue_many(self, n, name=None):
@@ -164,7 +164,8 @@ class QueueBase(data_flow_ops.QueueBase):
         self._enqueues.add_consumers()
         self._stream = _CompiledStream(
             self._compiled_elements, self._dtypes, self._shapes, self._capacity,
-            self.name, self._names, self._padded, self._enqueued_shapes())
+            self.name, self._names, self._padded, self._enqueued_shapes(),
+            self._enqueues.reads_only())
 
     def _enqueued_shapes(self):
         """Each component's shape as every enqueue op gives it (merged with the queue's),

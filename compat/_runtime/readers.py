@@ -130,7 +130,8 @@ class ReaderBase:
             return work_units(), self._record_of_unit
 
         key, value = plan.register(records, name or "ReaderReadV2", part_factory=values_alone,
-                                   element_spec=(_STRING, _STRING), unit_map=unit_map)
+                                   element_spec=(_STRING, _STRING), unit_map=unit_map,
+                                   reads_only=getattr(queue, "reads_only", False))
         return key, value
 
     def read_up_to(self, queue, num_records, name=None):
@@ -144,7 +145,8 @@ class ReaderBase:
                     self._records(unit, count_records), num_records))
 
         keys, values = plan.register(records_up_to, name or "ReaderReadUpToV2",
-                                     element_spec=(_STRINGS, _STRINGS))
+                                     element_spec=(_STRINGS, _STRINGS),
+                                     reads_only=getattr(queue, "reads_only", False))
         return keys, values
 
     def num_records_produced(self, name=None):

@@ -17,10 +17,12 @@ from compat._runtime import plan
 
 class StageQueue:
     def __init__(self, elements: Callable[[], tf.data.Dataset], dtypes, shapes, capacity: int,
-                 name: str, names=None, bare_elements=False, element_shapes=None):
+                 name: str, names=None, bare_elements=False, element_shapes=None,
+                 reads_only=False):
         """bare_elements: the elements are single tensors of `dtypes[0]` and `shapes[0]` (a
         producer's), not tuples of components. element_shapes: the elements' shapes where
-        more is known than the queue's `shapes` (see `element_spec`)."""
+        more is known than the queue's `shapes` (see `element_spec`). reads_only: the
+        elements come straight from files or constants (see `plan.Stage.reads_only`)."""
         self._elements = elements
         self._bare_elements = bare_elements
         self._dtypes = list(dtypes)
@@ -31,6 +33,7 @@ class StageQueue:
         self._capacity = capacity
         self._name = name
         self._consumers = 0
+        self.reads_only = reads_only
 
     # --- the TF1 QueueBase surface -------------------------------------------------------
     @property
@@ -106,4 +109,5 @@ class StageQueue:
         # A dequeue of a queue that others dequeue too takes elements only when run.
         return plan.register(lambda: transform(elements()), name,
                              on_demand=lambda: plan.owner_of(self) is not None,
-                             element_spec=spec, blocking=not plan.may_wait_on_runs(graph))
+                             element_spec=spec, blocking=not plan.may_wait_on_runs(graph),
+                             reads_only=self.reads_only)

@@ -47,6 +47,18 @@ def ordered_batches(tf, paths, batch_size=8, num_epochs=1, size=16):
     return images, labels
 
 
+def joined_batches(tf, paths, batch_size=8, num_epochs=1, size=16):
+    """Two preprocessing threads, each reading its own files and decoding, batch_join
+    (`to_dataset` refuses a stream read by several consumers, e.g. one filename queue)."""
+    entries = []
+    for files in (paths[:1], paths[1:]):
+        queue = tf.train.string_input_producer(files, num_epochs=num_epochs, shuffle=False)
+        _, serialized = tf.TFRecordReader().read(queue)
+        image, label = _decoded(tf, serialized, size)
+        entries.append({"image": image * 2.0, "label": label})
+    return tf.train.batch_join(entries, batch_size=batch_size)
+
+
 def shuffled_batches(tf, paths, batch_size=8, num_epochs=1, size=16):
     """The tutorial input: shuffled files, random flips under v1 control flow, shuffle_batch."""
     queue = tf.train.string_input_producer(paths, num_epochs=num_epochs)

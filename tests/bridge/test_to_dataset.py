@@ -198,3 +198,15 @@ def test_a_placeholder_with_default_crosses_with_its_default(legacy):
 def test_eager_errors_of_compat_v1_point_to_to_dataset(shim):
     with pytest.raises(RuntimeError, match=r"compat\.to_dataset\(build\)"):
         shim.train.string_input_producer(["a.tfrecord"])
+
+
+@pytest.mark.eager
+def test_a_seeded_join_gives_the_same_batches_every_iteration(paths):
+    """In a Session the shim takes a join's entries as they are ready, as TF1 does; the
+    dataset of `to_dataset` must repeat itself (the tf.data service's data sharding has each
+    worker compute the whole pipeline and keep its share)."""
+    dataset = compat.to_dataset(pipelines.joined_batches, paths, graph_seed=1)
+    iterations = [list(dataset.as_numpy_iterator()) for _ in range(5)]
+    assert len(iterations[0]) == 15
+    for other in iterations[1:]:
+        _assert_same_stream(iterations[0], other)

@@ -84,3 +84,88 @@ def test_a_held_enqueue_op_does_not_hold_back_the_queue_runners_others(legacy, s
         return tf.train.batch([queue.dequeue()], batch_size=4, allow_smaller_final_batch=True)
 
     _assert_like_tf1(legacy, shim, build)
+
+
+def _producer(tf, count, offset=0):
+    return tf.train.range_input_producer(count, num_epochs=1, shuffle=False).dequeue() + offset
+
+
+def _runner_fed_queue(tf, value):
+    queue = tf.FIFOQueue(8, [tf.int32], shapes=[[]])
+    tf.train.add_queue_runner(tf.train.QueueRunner(queue, [queue.enqueue([value])]))
+    return queue
+
+
+def test_a_held_queue_upstream_does_not_hold_back_a_join_of_dequeues(legacy, shim):
+    """The entries compute nothing: each is a dequeue of a queue whose enqueue holds."""
+    def build(tf, held):
+        slow = _runner_fed_queue(tf, held(_producer(tf, 6))).dequeue()
+        fast = _runner_fed_queue(tf, _producer(tf, 10, 100)).dequeue()
+        return tf.train.batch_join([[slow], [fast]], batch_size=4,
+                                   allow_smaller_final_batch=True)
+
+    _assert_like_tf1(legacy, shim, build)
+
+
+def test_a_held_queue_upstream_does_not_hold_back_a_queue_runners_other_enqueue(legacy, shim):
+    def build(tf, held):
+        slow = _runner_fed_queue(tf, held(_producer(tf, 6))).dequeue()
+        fast = _runner_fed_queue(tf, _producer(tf, 10, 100)).dequeue()
+        queue = tf.FIFOQueue(32, [tf.int32], shapes=[[]])
+        tf.train.add_queue_runner(tf.train.QueueRunner(
+            queue, [queue.enqueue([slow]), queue.enqueue([fast])]))
+        return tf.train.batch([queue.dequeue()], batch_size=4, allow_smaller_final_batch=True)
+
+    _assert_like_tf1(legacy, shim, build)
+
+
+def _join_of_fed_queues(tf):
+    """One feeder fills queue A (capacity 2) and closes it, then fills B; TF1's join threads
+    drain A as it is fed, where a turn over A and B would wait on B with the feeder blocked
+    on a full A."""
+    with tf_real.Graph().as_default():
+        value = tf.placeholder(tf.int32, [])
+        first, second = (tf.FIFOQueue(2, [tf.int32], shapes=[[]]) for _ in range(2))
+        batch = tf.train.batch_join([[first.dequeue()], [second.dequeue()]], batch_size=4,
+                                    allow_smaller_final_batch=True)
+        feeds = [(queue.enqueue([value]), queue.close(), offset)
+                 for queue, offset in ((first, 0), (second, 100))]
+        cancels = [queue.close(cancel_pending_enqueues=True) for queue in (first, second)]
+        with tf.Session() as sess:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+
+            def feed():
+                for enqueue, close, offset in feeds:
+                    for index in range(10):
+                        sess.run(enqueue, {value: index + offset})
+                    sess.run(close)
+
+            feeder = threading.Thread(target=feed, daemon=True)
+            feeder.start()
+            delivered, ended = [], []
+
+            def consume():
+                try:
+                    while True:
+                        delivered.extend(sess.run(batch).tolist())
+                except tf_real.errors.OutOfRangeError:
+                    ended.append(True)
+
+            consumer = threading.Thread(target=consume, daemon=True)
+            consumer.start()
+            consumer.join(_WAIT_S)
+            finished = bool(ended)
+            if not finished:  # unblock the Session's threads before closing it
+                sess.run(cancels)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return finished, sorted(delivered)
+
+
+def test_a_join_of_queues_fed_one_after_the_other_drains_each_as_it_is_fed(legacy, shim):
+    legacy_finished, legacy_delivered = _join_of_fed_queues(legacy)
+    shim_finished, shim_delivered = _join_of_fed_queues(shim)
+    assert legacy_finished, "TF1 itself did not reach the end of the input"
+    assert shim_finished, f"the shim stopped after {len(shim_delivered)} elements"
+    assert shim_delivered == legacy_delivered

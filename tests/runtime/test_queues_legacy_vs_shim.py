@@ -494,3 +494,41 @@ def test_python_fed_queue_feeds_a_compiled_batch():
     assert_exact(legacy.values, shim.values)
     assert [len(batch) for batch in shim.values] == [3, 3, 3, 2]
     assert not shim.queues[0].compiled
+
+
+def enqueue_ops_of_different_lengths(tf):
+    """Vectors of length 3 and 2 into one queue that declares no shapes (TF1 allows it)."""
+    long = tf.fill([3], tf.train.range_input_producer(3, num_epochs=1, shuffle=False).dequeue())
+    short = tf.fill([2], 10 + tf.train.range_input_producer(3, num_epochs=1,
+                                                            shuffle=False).dequeue())
+    queue = tf.FIFOQueue(8, [tf.int32])
+    tf.train.add_queue_runner(tf.train.QueueRunner(
+        queue, [queue.enqueue([long]), queue.enqueue([short])]))
+    return Pipeline(queue.dequeue(), queues=[queue])
+
+
+def test_enqueue_ops_of_different_lengths_fill_one_queue_without_shapes():
+    legacy, shim = both(enqueue_ops_of_different_lengths)
+    assert_same_elements([tuple(np.asarray(value).tolist()) for value in legacy.values],
+                         [tuple(np.asarray(value).tolist()) for value in shim.values])
+
+
+def join_padding_entries_of_different_lengths(tf):
+    """dynamic_pad over entries of shape [None] then [3]: TF1 keeps the first entry's shape."""
+    index = tf.train.range_input_producer(4, num_epochs=1, shuffle=False).dequeue()
+    varying = tf.fill([index + 1], index + 1)
+    fixed = tf.fill([3], 10 + tf.train.range_input_producer(4, num_epochs=1,
+                                                            shuffle=False).dequeue())
+    return Pipeline(tf.train.batch_join([[varying], [fixed]], batch_size=3, dynamic_pad=True,
+                                        allow_smaller_final_batch=True))
+
+
+def test_a_padding_join_keeps_the_first_entrys_shape():
+    legacy, shim = both(join_padding_entries_of_different_lengths)
+
+    def unpadded(run_):
+        # Which entry fills which batch depends on thread timing, and with it the padding.
+        return [tuple(value for value in row if value) for batch in run_.values
+                for row in np.asarray(batch).tolist()]
+
+    assert_same_elements(unpadded(legacy), unpadded(shim))
