@@ -96,20 +96,21 @@ def _element_shape(tensor, enqueue_many, shapes_given):
 
 
 def _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad):
-    """Per-component element shapes, merged and checked as TF1's queue constructor does."""
+    """Per-component element shapes, checked as TF1 checks them (entries must agree; the
+    first entry's shape is kept)."""
     inferred = []
     for i in range(len(tensor_list_list[0])):
-        merged = None
+        first = None
         for tensor_list in tensor_list_list:
             shape = _element_shape(tensor_list[i], enqueue_many, shapes is not None)
             if shape is None:
                 continue
-            if merged is None:
-                merged = shape
+            if first is None:
+                first = shape
             else:
                 # TF1 checks that the entries agree, and keeps the first entry's shape.
-                merged.merge_with(shape)
-        inferred.append(merged)
+                first.merge_with(shape)
+        inferred.append(first)
     if shapes is not None:
         if len(shapes) != len(inferred):
             raise ValueError(

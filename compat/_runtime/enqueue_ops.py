@@ -95,8 +95,9 @@ class EnqueueOps:
             element_source.add_consumers(enqueue.values, f"{self._queue_name} enqueue",
                                          enqueue.consumer_key)
 
-    def elements(self, queue_shapes) -> tf.data.Dataset:
-        """The enqueued elements (tuples of components); built in the current graph."""
+    def elements(self, queue_shapes, in_turn: bool) -> tf.data.Dataset:
+        """The enqueued elements (tuples of components); built in the current graph.
+        in_turn: `reads_only()`, as found when the queue compiled."""
         streams = []
         seen = set()
         for enqueue in self._ops:
@@ -106,7 +107,7 @@ class EnqueueOps:
             threads = self._runner_threads.get(enqueue.op.name, 1)
             streams.append(self._stream(enqueue, queue_shapes, threads))
         # Each runner thread runs its own enqueue op.
-        return datasets.interleaved(streams, in_turn=self.reads_only())
+        return datasets.interleaved(streams, in_turn)
 
     def reads_only(self) -> bool:
         """Whether every op enqueues values straight from reads (see `plan.Stage.reads_only`)."""

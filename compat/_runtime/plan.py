@@ -136,8 +136,9 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
              reads_only=False):
     """Create a stage; return the structure user code consumes (the iterator's next element).
 
-    part_factory, on_demand, unit_map, reads_only: see `Stage`. element_spec: the elements' spec, for a
-    stage whose factory raises none of TF1's construction errors (those are checked before);
+    part_factory, on_demand, unit_map, reads_only: see `Stage`. element_spec: the elements'
+    spec, for a stage whose factory raises none of TF1's construction errors (those are
+    checked before);
     given it, the dataset is traced only when a Session first runs the graph (see
     `build_pending`), once its consumers are known, and `blocking` says whether its get_next
     may wait on the Session's thread (see `stage_iterators.next_of`; only where no fed queue

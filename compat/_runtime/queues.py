@@ -186,7 +186,7 @@ class QueueBase(data_flow_ops.QueueBase):
 
     def _compiled_elements(self) -> tf.data.Dataset:
         """The queue's element stream (tuples of components); built in the current graph."""
-        elements = self._enqueues.elements(self._shapes)
+        elements = self._enqueues.elements(self._shapes, self._stream.reads_only)
         if self._shuffle:
             seed = self._shuffle_seed()
             # A seeded queue replays its order in every new pipeline, as in every new Session
