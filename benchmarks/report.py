@@ -12,25 +12,25 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def _records(value):
+def records_text(value):
     return "n/a" if value is None else f"{value:,.0f}"
 
 
-def _ratio(value):
+def ratio_text(value):
     return "n/a" if value is None else f"{value:.2f}x"
 
 
-def _seconds(value):
+def seconds_text(value):
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _cell(entry, text):
+def cell(entry, text):
     if entry["ok_runs"] == 0:
         return "ERROR" if entry["failed_runs"] else "n/a"
     return text + (f" ({entry['failed_runs']} failed)" if entry["failed_runs"] else "")
 
 
-def _markdown(header, rows):
+def markdown(header, rows):
     widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
     line = lambda row: "| " + " | ".join(  # noqa: E731
         str(cell).ljust(width) if i == 0 else str(cell).rjust(width)
@@ -48,14 +48,14 @@ def format_table(result: dict) -> str:
         ratios = result["ratios"][workload]
         vs_legacy, vs_data = ratios["shim/legacy"], ratios["shim/tf_data"]
         rows.append([workload] + [
-            _cell(variants[variant], _records(variants[variant]["records_per_s"]))
+            cell(variants[variant], records_text(variants[variant]["records_per_s"]))
             for variant in VARIANTS] + [
-            _ratio(vs_legacy["records_per_s"]["median"]),
-            _ratio(vs_data["records_per_s"]["median"]),
-            _ratio(vs_legacy["first_batch_s"]["median"]),
-            _ratio(vs_legacy["build_s"]["median"]),
-            _ratio(vs_legacy["peak_rss_mb"]["median"])])
-    return _markdown(header, rows)
+            ratio_text(vs_legacy["records_per_s"]["median"]),
+            ratio_text(vs_data["records_per_s"]["median"]),
+            ratio_text(vs_legacy["first_batch_s"]["median"]),
+            ratio_text(vs_legacy["build_s"]["median"]),
+            ratio_text(vs_legacy["peak_rss_mb"]["median"])])
+    return markdown(header, rows)
 
 
 def format_details(result: dict) -> str:
@@ -72,18 +72,18 @@ def format_details(result: dict) -> str:
             ok = [m for m in by_key.get((workload, variant), []) if m.get("ok")]
             rss = entry["peak_rss_mb"]
             rows.append([workload, VARIANT_LABELS[variant],
-                         _cell(entry, _records(entry["records_per_s"])),
-                         _seconds(entry["first_batch_s"]), _seconds(entry["build_s"]),
+                         cell(entry, records_text(entry["records_per_s"])),
+                         seconds_text(entry["first_batch_s"]), seconds_text(entry["build_s"]),
                          "n/a" if rss is None else f"{rss:,.0f}",
                          ok[0]["batch_size"] if ok else "",
                          round(median([m["batches"] for m in ok])) if ok else "",
                          "/".join(sorted({"yes" if m["input_ended"] else "no" for m in ok})),
                          ok[0]["mode"] if ok else ""])
         data = result["ratios"][workload]["shim/tf_data"]
-        rows.append([workload, "shim/tf.data", _ratio(data["records_per_s"]["median"]),
-                     _ratio(data["first_batch_s"]["median"]), _ratio(data["build_s"]["median"]),
-                     _ratio(data["peak_rss_mb"]["median"]), "", "", "", ""])
-    return _markdown(header, rows)
+        rows.append([workload, "shim/tf.data", ratio_text(data["records_per_s"]["median"]),
+                     ratio_text(data["first_batch_s"]["median"]), ratio_text(data["build_s"]["median"]),
+                     ratio_text(data["peak_rss_mb"]["median"]), "", "", "", ""])
+    return markdown(header, rows)
 
 
 def format_errors(result: dict) -> list[str]:
@@ -95,11 +95,18 @@ def format_errors(result: dict) -> list[str]:
     return lines
 
 
-def _short(value):
+def short_text(value):
     for limit, suffix in ((1e6, "M"), (1e3, "k")):
         if value >= limit:
             return f"{value / limit:.3g}{suffix}"
     return f"{value:.3g}"
+
+
+def cpus_text(result: dict) -> str:
+    """The CPUs the measurements ran on, as the report names them."""
+    usable = result["machine"].get("usable_cpus") or result["machine"]["cpu_count"]
+    pinned = result["config"].get("cpus")
+    return f"{usable} CPUs" if pinned is None else f"pinned to {pinned} of {usable} CPUs"
 
 
 def plot(result: dict, path: str) -> None:
@@ -126,7 +133,7 @@ def plot(result: dict, path: str) -> None:
                 failed.append(x)
         axes.bar(xs, heights, width, label=VARIANT_LABELS[variant])
         for x, height in zip(xs, heights):
-            axes.annotate(_short(height), (x, height), xytext=(0, 2), textcoords="offset points",
+            axes.annotate(short_text(height), (x, height), xytext=(0, 2), textcoords="offset points",
                           ha="center", va="bottom", fontsize=7)
         for x in failed:
             axes.annotate(f"{VARIANT_LABELS[variant]}: error", (x, 0.02),
@@ -139,7 +146,7 @@ def plot(result: dict, path: str) -> None:
     axes.set_ylabel("records/s (median, log scale)")
     machine = result["machine"]
     axes.set_title(f"Input pipelines: legacy TF1 queues vs compat.v1 shim vs tf.data\n"
-                   f"TF {machine['tensorflow_version']}, {machine['cpu_count']} CPUs, "
+                   f"TF {machine['tensorflow_version']}, {cpus_text(result)}, "
                    f"{result['config']['runs']} run(s), {machine['date'][:10]}", fontsize=10)
     axes.legend()
     axes.grid(axis="y", which="both", alpha=0.3)

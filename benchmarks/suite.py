@@ -43,8 +43,8 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import workloads  # noqa: E402  (benchmarks/workloads; TensorFlow is not imported here)
-from report import (VARIANTS, format_details, format_errors, format_table, median,  # noqa: E402
-                    plot)
+from report import (VARIANTS, cpus_text, format_details, format_errors,  # noqa: E402
+                    format_table, median, plot)
 from run_variant import RESULT_MARKER  # noqa: E402
 
 METRICS = ("records_per_s", "first_batch_s", "build_s", "peak_rss_mb")
@@ -70,6 +70,7 @@ class SuiteConfig:
     min_seconds: float = DEFAULT_MIN_SECONDS
     timeout_s: float = DEFAULT_TIMEOUT_S
     quick: bool = False
+    cpus: Optional[int] = None               # pin every measuring process to this many CPUs
 
     def overrides(self, workload: str) -> dict[str, Any]:
         values = dict(self.params.get(workload, {}))
@@ -80,7 +81,7 @@ class SuiteConfig:
 
 # --------------------------------------------------------------------------- measuring
 
-def _child_env():
+def child_env():
     env = dict(os.environ)
     # Bytecode is cached as an installed package's is: with it off, every subprocess would
     # compile the shim's modules again (~10 ms counted as the shim's graph build), while
@@ -93,13 +94,31 @@ def _child_env():
     return env
 
 
-def _run_child(request: dict, timeout_s: float) -> dict:
-    """Run benchmarks/run_variant.py with `request`; its JSON payload, or an error payload."""
-    command = [sys.executable, os.path.join(HERE, "run_variant.py"), json.dumps(request)]
+def usable_cpus() -> list[int]:
+    """The CPUs this process may run on (all of them where affinity is unknown)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return list(range(os.cpu_count() or 1))
+
+
+def _pinned_to(cpus: Optional[int]) -> Optional[Callable[[], None]]:
+    """A preexec_fn that pins the child to the first `cpus` usable CPUs (before TensorFlow
+    sizes its thread pools, which follow the CPUs a process may use), or None."""
+    if cpus is None:
+        return None
+    chosen = set(usable_cpus()[:cpus])
+    return lambda: os.sched_setaffinity(0, chosen)
+
+
+def run_child(arguments: list[str], timeout_s: float, cpus: Optional[int] = None) -> dict:
+    """Run `python *arguments` (a script that prints one `RESULT_MARKER <json>` line, as
+    run_variant.py does); its JSON payload, or an error payload."""
+    command = [sys.executable, *arguments]
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, env=_child_env(),
-                              timeout=timeout_s, cwd=ROOT)
+        done = subprocess.run(command, capture_output=True, text=True, env=child_env(),
+                              timeout=timeout_s, cwd=ROOT, preexec_fn=_pinned_to(cpus))
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"timeout: no result after {timeout_s:g} s",
                 "wall_s": time.perf_counter() - start}
@@ -114,6 +133,11 @@ def _run_child(request: dict, timeout_s: float) -> dict:
                                   f"result", "traceback": tail, "wall_s": wall_s}
 
 
+def _run_variant(request: dict, timeout_s: float, cpus: Optional[int] = None) -> dict:
+    return run_child([os.path.join(HERE, "run_variant.py"), json.dumps(request)], timeout_s,
+                     cpus)
+
+
 def prepare_data(config: SuiteConfig, workload: str) -> tuple[str, Optional[str]]:
     """(data directory, error or None): generate the workload's data unless cached."""
     module = workloads.load(workload)
@@ -123,9 +147,9 @@ def prepare_data(config: SuiteConfig, workload: str) -> tuple[str, Optional[str]
         return path, None
     staging = f"{path}.tmp{os.getpid()}"
     os.makedirs(staging, exist_ok=True)
-    payload = _run_child({"action": "prepare", "workload": workload,
-                          "params": config.overrides(workload), "data_dir": staging},
-                         config.timeout_s)
+    payload = _run_variant({"action": "prepare", "workload": workload,
+                            "params": config.overrides(workload), "data_dir": staging},
+                           config.timeout_s)
     if not payload.get("ok"):
         shutil.rmtree(staging, ignore_errors=True)
         return path, f"data preparation failed: {payload.get('error')}"
@@ -140,10 +164,10 @@ def prepare_data(config: SuiteConfig, workload: str) -> tuple[str, Optional[str]
 def measure_variant(config: SuiteConfig, workload: str, variant: str, data_dir: str,
                     run: int) -> dict:
     """One measurement (a plain dict: the child's Measurement fields, run, wall_s)."""
-    payload = _run_child({"action": "measure", "workload": workload, "variant": variant,
-                          "params": config.overrides(workload), "data_dir": data_dir,
-                          "tf_data_mode": config.tf_data_mode,
-                          "min_seconds": config.min_seconds}, config.timeout_s)
+    payload = _run_variant({"action": "measure", "workload": workload, "variant": variant,
+                            "params": config.overrides(workload), "data_dir": data_dir,
+                            "tf_data_mode": config.tf_data_mode,
+                            "min_seconds": config.min_seconds}, config.timeout_s, config.cpus)
     payload.update(workload=workload, variant=variant, run=run)
     return payload
 
@@ -239,11 +263,7 @@ def machine_info() -> dict:
             break
         except importlib.metadata.PackageNotFoundError:
             continue
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = None
-    return {"cpu_count": os.cpu_count(), "usable_cpus": usable,
+    return {"cpu_count": os.cpu_count(), "usable_cpus": len(usable_cpus()),
             "tensorflow_version": tf_version, "python": sys.version.split()[0],
             "platform": platform.platform(), "machine": platform.machine(),
             "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -389,6 +409,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="give up on a subprocess after this long and record a timeout error "
              f"(default {DEFAULT_TIMEOUT_S:.0f})")
     parser.add_argument(
+        "--cpus", type=int, default=None, metavar="N",
+        help="pin every measuring subprocess to the first N CPUs this process may use "
+             "(Linux), to see how the variants scale with cores: TensorFlow sizes its thread "
+             "pools, and the shim its parallel calls, by the CPUs a process may use (default: "
+             "all of them)")
+    parser.add_argument(
         "--details", action=argparse.BooleanOptionalAction, default=True,
         help="also print a second table of absolute medians per variant (first batch, "
              "build, RSS, batch size, median batches measured) and shim/tf.data ratios "
@@ -420,10 +446,16 @@ def config_from_args(args, parser) -> SuiteConfig:
         0.0 if args.quick else DEFAULT_MIN_SECONDS)
     if min_seconds < 0:
         parser.error("--min-seconds must be at least 0")
+    if args.cpus is not None:
+        if not hasattr(os, "sched_setaffinity"):
+            parser.error("--cpus needs os.sched_setaffinity (Linux); this platform has none")
+        if not 1 <= args.cpus <= len(usable_cpus()):
+            parser.error(f"--cpus {args.cpus}: this process may use {len(usable_cpus())} "
+                         f"CPU(s); give 1 to {len(usable_cpus())}")
     return SuiteConfig(workloads=names, runs=runs, batches=batches, params=params,
                        min_seconds=min_seconds,
                        data_dir=args.data_dir, tf_data_mode=args.tf_data_mode,
-                       timeout_s=args.timeout, quick=args.quick)
+                       timeout_s=args.timeout, quick=args.quick, cpus=args.cpus)
 
 
 def main(argv=None) -> int:
@@ -456,7 +488,7 @@ def main(argv=None) -> int:
     load = machine["load_average_at_start"][0], machine["load_average_at_end"][0]
     print(f"records/s after the first batch: medians of {config.runs} run(s), each variant in "
           f"its own process; ratios: medians of within-run ratios. TF "
-          f"{machine['tensorflow_version']}, {machine['cpu_count']} CPUs (load average "
+          f"{machine['tensorflow_version']}, {cpus_text(result)} (load average "
           f"{load[0]:.1f} -> {load[1]:.1f}), {machine['date']}; tf_data variant: "
           f"{config.tf_data_mode}; compat {machine['git']['commit'][:8]}"
           f"{' + uncommitted changes' if machine['git']['compat_dirty'] else ''}.")

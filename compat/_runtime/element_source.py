@@ -18,8 +18,19 @@ import tensorflow as tf
 from compat._runtime import build_context, lifting, vectorize
 from compat._runtime.plan import add_consumer, consumed, owner_of, stage_of
 
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on, as TF's thread pools count them (its affinity
+    mask: a process pinned to 2 of 16 cores gets 2)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 # Enough calls in flight to use every core; tf.data's AUTOTUNE cost ~20% on 2 cores here.
-_PARALLEL_CALLS = max(2, min(os.cpu_count() or 1, 8))
+_PARALLEL_CALLS = max(2, min(_usable_cores(), 8))
 
 @dataclass(frozen=True)
 class ElementSource:
