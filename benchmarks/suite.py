@@ -10,7 +10,8 @@ For each workload (benchmarks/workloads/*.py) three variants run, each in its OW
 Variants are interleaved (run 1: legacy, shim, tf_data; run 2: ...), so machine noise hits all
 alike. Per variant: records/s after the first batch, time to first batch (from the start of
 graph/dataset construction), graph build time (until the batch tensors exist, before the
-Session), and peak RSS (ru_maxrss of the subprocess, TensorFlow included). Reported: medians
+Session), the first Session run alone (the initializers; the shim traces its pipelines
+there), and peak RSS (ru_maxrss of the subprocess, TensorFlow included). Reported: medians
 over runs, and medians of the ratios shim/legacy and shim/tf_data taken within each run.
 A variant that fails is recorded as an error; the suite goes on.
 
@@ -47,7 +48,7 @@ from report import (VARIANTS, cpus_text, format_details, format_errors,  # noqa:
                     format_table, median, plot)
 from run_variant import RESULT_MARKER  # noqa: E402
 
-METRICS = ("records_per_s", "first_batch_s", "build_s", "peak_rss_mb")
+METRICS = ("records_per_s", "first_batch_s", "build_s", "first_run_s", "peak_rss_mb")
 RATIOS = (("shim", "legacy"), ("shim", "tf_data"))
 QUICK_BATCHES = 10
 DEFAULT_MIN_SECONDS = 1.0

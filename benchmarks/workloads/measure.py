@@ -6,6 +6,8 @@
                    exist (before Session creation; for eager tf.data: the Dataset exists)
     first_batch_s  from the same start until the first batch is in hand (Session creation,
                    initializers, queue runners and filling shuffle buffers included)
+    first_run_s    the first Session run alone (the initializers; the shim traces its
+                   pipelines there, before the graph first runs); None for eager tf.data
     records_per_s  records after the first batch / seconds after the first batch, over
                    `params.batches` batches and at least `min_seconds`, or until the input
                    ends
@@ -37,6 +39,7 @@ class Measurement:
     records_per_s: Optional[float] = None
     first_batch_s: Optional[float] = None
     build_s: Optional[float] = None
+    first_run_s: Optional[float] = None
     peak_rss_mb: Optional[float] = None
     batch_size: Optional[int] = None   # records in the first batch
     batch_signature: Optional[list] = None  # [[shape, dtype], ...] of the first batch
@@ -112,7 +115,9 @@ class _Loop:
 
 def _run_session(tf, fetches, pipeline: Pipeline, loop: _Loop, out_of_range, result):
     with tf.Session() as sess:
+        began = time.perf_counter()
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        result.first_run_s = time.perf_counter() - began
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess=sess, coord=coord)
         if pipeline.start is not None:
