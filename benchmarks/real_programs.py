@@ -39,8 +39,9 @@ if HERE not in sys.path:
 # The suite's helpers, so that tables, subprocesses and machine info match its own; none of
 # these modules imports TensorFlow.
 from report import cell, markdown, median, ratio_text, records_text, seconds_text  # noqa: E402
+from processes import compat_fingerprint, machine_info, run_child  # noqa: E402
 from run_variant import RESULT_MARKER  # noqa: E402
-from suite import SHORT_STEADY_S, compat_fingerprint, machine_info, run_child  # noqa: E402
+from suite import SHORT_STEADY_S  # noqa: E402
 
 VARIANTS = ("legacy", "shim")
 DEFAULT_ROUNDS, DEFAULT_SECONDS, QUICK_SECONDS = 3, 3.0, 0.5

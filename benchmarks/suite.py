@@ -25,13 +25,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
-import importlib.metadata
 import json
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -46,7 +42,8 @@ if HERE not in sys.path:
 import workloads  # noqa: E402  (benchmarks/workloads; TensorFlow is not imported here)
 from report import (VARIANTS, cpus_text, format_details, format_errors,  # noqa: E402
                     format_table, median, plot)
-from run_variant import RESULT_MARKER  # noqa: E402
+from processes import (compat_fingerprint, machine_info, run_child,  # noqa: E402
+                       usable_cpus)
 
 METRICS = ("records_per_s", "first_batch_s", "build_s", "first_run_s", "peak_rss_mb")
 RATIOS = (("shim", "legacy"), ("shim", "tf_data"))
@@ -81,58 +78,6 @@ class SuiteConfig:
 
 
 # --------------------------------------------------------------------------- measuring
-
-def child_env():
-    env = dict(os.environ)
-    # Bytecode is cached as an installed package's is: with it off, every subprocess would
-    # compile the shim's modules again (~10 ms counted as the shim's graph build), while
-    # TensorFlow's own bytecode was cached when it was installed.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("PYTHONHASHSEED", "0")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != ROOT])
-    return env
-
-
-def usable_cpus() -> list[int]:
-    """The CPUs this process may run on (all of them where affinity is unknown)."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:
-        return list(range(os.cpu_count() or 1))
-
-
-def _pinned_to(cpus: Optional[int]) -> Optional[Callable[[], None]]:
-    """A preexec_fn that pins the child to the first `cpus` usable CPUs (before TensorFlow
-    sizes its thread pools, which follow the CPUs a process may use), or None."""
-    if cpus is None:
-        return None
-    chosen = set(usable_cpus()[:cpus])
-    return lambda: os.sched_setaffinity(0, chosen)
-
-
-def run_child(arguments: list[str], timeout_s: float, cpus: Optional[int] = None) -> dict:
-    """Run `python *arguments` (a script that prints one `RESULT_MARKER <json>` line, as
-    run_variant.py does); its JSON payload, or an error payload."""
-    command = [sys.executable, *arguments]
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=child_env(),
-                              timeout=timeout_s, cwd=ROOT, preexec_fn=_pinned_to(cpus))
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"timeout: no result after {timeout_s:g} s",
-                "wall_s": time.perf_counter() - start}
-    wall_s = time.perf_counter() - start
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith(RESULT_MARKER):
-            payload = json.loads(line[len(RESULT_MARKER):])
-            payload["wall_s"] = wall_s
-            return payload
-    tail = "\n".join(done.stderr.strip().splitlines()[-15:])
-    return {"ok": False, "error": f"subprocess exited with status {done.returncode} and no "
-                                  f"result", "traceback": tail, "wall_s": wall_s}
-
 
 def _run_variant(request: dict, timeout_s: float, cpus: Optional[int] = None) -> dict:
     return run_child([os.path.join(HERE, "run_variant.py"), json.dumps(request)], timeout_s,
@@ -223,53 +168,6 @@ def signature_mismatches(measurements: list[dict]) -> dict[str, dict[str, list]]
                                                                 m["batch_signature"])
     return {workload: by_variant for workload, by_variant in signatures.items()
             if len({json.dumps(sig) for sig in by_variant.values()}) > 1}
-
-
-def compat_fingerprint() -> str:
-    """A hash of the shim's source (compat/**/*.py): the suite notes if it changed mid-run
-    (each subprocess imports the shim as it is on disk at that moment)."""
-    import hashlib
-    digest = hashlib.sha1()
-    package = os.path.join(ROOT, "compat")
-    for folder, subfolders, files in sorted(os.walk(package)):
-        subfolders.sort()
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                digest.update(os.path.relpath(path, package).encode() + b"\0")
-                try:
-                    with open(path, "rb") as handle:
-                        digest.update(handle.read())
-                except OSError:
-                    digest.update(b"<unreadable>")
-    return digest.hexdigest()[:12]
-
-
-def _git_state():
-    def git(*args):
-        try:
-            return subprocess.run(["git", *args], capture_output=True, text=True, cwd=ROOT,
-                                  timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-    return {"commit": git("rev-parse", "HEAD"),
-            "compat_dirty": bool(git("status", "--porcelain", "--", "compat"))}
-
-
-def machine_info() -> dict:
-    tf_version = None
-    for distribution in ("tensorflow", "tensorflow-cpu"):
-        try:
-            tf_version = importlib.metadata.version(distribution)
-            break
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return {"cpu_count": os.cpu_count(), "usable_cpus": len(usable_cpus()),
-            "tensorflow_version": tf_version, "python": sys.version.split()[0],
-            "platform": platform.platform(), "machine": platform.machine(),
-            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "load_average_at_start": list(os.getloadavg()), "git": _git_state(),
-            "compat_source_at_start": compat_fingerprint()}
 
 
 def run_suite(config: SuiteConfig, progress: Optional[Callable[[str, dict], None]] = None

@@ -81,6 +81,27 @@ def _dtypes(tensor_list_list):
     return all_types[0]
 
 
+def _check_sparse_entries(tensor_list_list):
+    """A join's entries must hold SparseTensors in the same places, of compatible ranks, as
+    TF1 checks while storing them (`_store_sparse_tensors_join`)."""
+    def sparse_rank(tensor):
+        if not isinstance(tensor, tf.SparseTensor):
+            return None
+        return tf.compat.v1.Dimension(tensor.dense_shape.shape.with_rank(1)[0])
+
+    first = [sparse_rank(tensor) for tensor in tensor_list_list[0]]
+    for tensor_list in tensor_list_list[1:]:
+        for i, (rank, other) in enumerate(zip(first, map(sparse_rank, tensor_list))):
+            if (rank is None) != (other is None) or (
+                    rank is not None and not rank.is_compatible_with(other)):
+                raise ValueError(
+                    "Inconsistent SparseTensors list: %s vs. %s (tensor %d: every entry of "
+                    "a *_join must give a SparseTensor of the same rank in the same place, "
+                    "or a dense tensor in all of them)" % (tensor_list_list[0], tensor_list, i))
+            if rank is not None:
+                first[i] = rank.merge_with(other)
+
+
 def _element_shape(tensor, enqueue_many, shapes_given):
     """The shape of one element of `tensor`; None for a sparse tensor (TF1 stores those as
     handles: any shape goes). Given `shapes`, TF1 infers nothing: a tensor of unknown rank
@@ -270,6 +291,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
                              % (capacity, shuffle[0]))
         tensor_list_list = [_convert(tensor_list, default_name) for tensor_list in tensor_list_list]
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        _check_sparse_entries(tensor_list_list)
         dtypes = _dtypes(tensor_list_list)
         element_shapes = _shapes(tensor_list_list, shapes, enqueue_many, dynamic_pad)
         # TF1 checks these while building its queue, its enqueue ops and its dequeue.

@@ -58,6 +58,28 @@ def join_dict_keys_differ(tf):
     return tf.train.batch_join([{"a": x}, {"b": x}], batch_size=2)
 
 
+def _sparse_row(tf, x, rank):
+    return tf.SparseTensor(indices=[[0] * rank], values=[x], dense_shape=[3] * rank)
+
+
+def join_sparse_ranks_differ(tf):
+    x = _range_element(tf)
+    return tf.train.batch_join([[_sparse_row(tf, x, 1)], [_sparse_row(tf, x, 2)]],
+                               batch_size=2)
+
+
+def join_sparse_and_dense(tf):
+    x = _range_element(tf)
+    return tf.train.batch_join([[_sparse_row(tf, x, 1), x], [tf.fill([3], x), x]],
+                               batch_size=2)
+
+
+def shuffle_join_dense_and_sparse(tf):
+    x = _range_element(tf)
+    return tf.train.shuffle_batch_join([[tf.fill([3], x)], [_sparse_row(tf, x, 1)]],
+                                       batch_size=2, capacity=10, min_after_dequeue=2)
+
+
 def limit_epochs_zero(tf):
     return tf.train.limit_epochs(tf.constant(1), num_epochs=0)
 
@@ -73,6 +95,9 @@ BUILD_ERRORS = [
     (element_shape_unknown, "element_shape"),
     (no_tensors, "tensor"),
     (join_dict_keys_differ, "keys"),
+    (join_sparse_ranks_differ, "SparseTensor"),
+    (join_sparse_and_dense, "SparseTensor"),
+    (shuffle_join_dense_and_sparse, "SparseTensor"),
     (limit_epochs_zero, "num_epochs"),
 ]
 
