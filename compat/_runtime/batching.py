@@ -89,17 +89,17 @@ def _check_sparse_entries(tensor_list_list):
             return None
         return tf.compat.v1.Dimension(tensor.dense_shape.shape.with_rank(1)[0])
 
+    # Each entry against the first one (TF1 merges the ranks it finds but keeps the first's).
     first = [sparse_rank(tensor) for tensor in tensor_list_list[0]]
     for tensor_list in tensor_list_list[1:]:
-        for i, (rank, other) in enumerate(zip(first, map(sparse_rank, tensor_list))):
-            if (rank is None) != (other is None) or (
+        ranks = [sparse_rank(tensor) for tensor in tensor_list]
+        for i, (rank, other) in enumerate(zip(first, ranks + [False] * len(first))):
+            if other is False or (rank is None) != (other is None) or (
                     rank is not None and not rank.is_compatible_with(other)):
                 raise ValueError(
                     "Inconsistent SparseTensors list: %s vs. %s (tensor %d: every entry of "
-                    "a *_join must give a SparseTensor of the same rank in the same place, "
-                    "or a dense tensor in all of them)" % (tensor_list_list[0], tensor_list, i))
-            if rank is not None:
-                first[i] = rank.merge_with(other)
+                    "a *_join must give as many tensors, with a SparseTensor of the same rank "
+                    "in the same places)" % (tensor_list_list[0], tensor_list, i))
 
 
 def _element_shape(tensor, enqueue_many, shapes_given):
@@ -205,7 +205,28 @@ def _shuffle_buffer(capacity, min_after_dequeue):
     there is served, not left waiting), and the j-th output is still among the first
     j + capacity inputs.
     """
+    if capacity < 0:  # unbounded (a shuffle_batch_join accepts it)
+        return max(1, min_after_dequeue + 1)
     return max(1, min(capacity, min_after_dequeue + 1))
+
+
+def _join_capacity_below_minimum(capacity, min_after_dequeue, api):
+    """For a shuffle_batch_join, which (unlike shuffle_batch) does not compare capacity with
+    min_after_dequeue: the ZeroDivisionError TF1's fraction-of-full summary raises when they
+    are equal, or the message of the error its queue op raises at the first run when a
+    bounded capacity is below min_after_dequeue, or None (a negative capacity is unbounded)."""
+    capacity, minimum = (arguments.known_number(value) for value in (capacity, min_after_dequeue))
+    if capacity is None or minimum is None:
+        return None
+    fix = "pass a capacity above min_after_dequeue (or a negative one, unbounded)"
+    if capacity == minimum:
+        raise ZeroDivisionError(f"{api}: capacity {capacity} equals min_after_dequeue {minimum}: "
+                                f"the queue's fraction-of-full summary divides by their "
+                                f"difference; {fix}.")
+    if 0 <= capacity < minimum:
+        return (f"{api}: capacity {capacity} is below min_after_dequeue {minimum}: the queue "
+                f"could never hold enough elements to dequeue; {fix}.")
+    return None
 
 
 def _static_batch_size(batch_size):
@@ -286,7 +307,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
                         else _as_tensor_list_list(tensors_list))
     flat_inputs = [t for tensor_list in tensor_list_list for t in tensor_list]
     with tf.compat.v1.name_scope(name, default_name, flat_inputs + [keep_input]) as scope:
-        if shuffle is not None and capacity <= shuffle[0]:
+        if shuffle is not None and tensors is not None and capacity <= shuffle[0]:
             raise ValueError("capacity %d must be bigger than min_after_dequeue %d."
                              % (capacity, shuffle[0]))
         tensor_list_list = [_convert(tensor_list, default_name) for tensor_list in tensor_list_list]
@@ -298,6 +319,9 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         arguments.require_num_threads(num_threads, default_name)
         if shuffle is None:  # a shuffle queue's summary divides by capacity-min_after_dequeue
             arguments.require_capacity(capacity, default_name, ZeroDivisionError)
+        capacity_below_minimum = (None if shuffle is None or tensors is not None
+                                  else _join_capacity_below_minimum(capacity, shuffle[0],
+                                                                    default_name))
         arguments.require_batch_size(batch_size, default_name)
         static_batch_size = _static_batch_size(batch_size)
         # TF1's RandomShuffleQueue draws its seed here; draw it at the same point.
@@ -311,9 +335,10 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         def shuffled(dataset):
             if shuffle_seed is None:
                 return dataset
-            negative_minimum = arguments.negative_min_after_dequeue(shuffle[0], default_name)
-            if negative_minimum is not None:  # TF1's queue op rejects it on the first run
-                return arguments.fails_when_run(dataset, negative_minimum)
+            rejected = (arguments.negative_min_after_dequeue(shuffle[0], default_name)
+                        or capacity_below_minimum)
+            if rejected is not None:  # TF1's queue op rejects it on the first run
+                return arguments.fails_when_run(dataset, rejected)
             deterministic = shuffle_seed != (0, 0)
             # Seeded: the same order in every new pipeline, as in every new Session.
             return dataset.shuffle(_shuffle_buffer(capacity, shuffle[0]),

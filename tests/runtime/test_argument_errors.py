@@ -114,6 +114,9 @@ def _names_tested_argument(pipeline, error):
     Pipeline("input_producer", summary_name="fraction_full", capacity=0),
     *[Pipeline(api, num_epochs=n) for api in PRODUCERS + ["limit_epochs"] for n in (0, -1)],
     Pipeline("string_input_producer", string_tensor=None),
+    # shuffle_batch compares capacity with min_after_dequeue; a join's summary divides by 0.
+    *[Pipeline(api, capacity=2, min_after_dequeue=2) for api in SHUFFLING],
+    Pipeline("shuffle_batch", capacity=2, min_after_dequeue=3),
 )
 def test_build_error_matches_tf1(pipeline, legacy, shim):
     expected = build_error(legacy, pipeline.build)
@@ -153,15 +156,19 @@ def _steps_until_error(tf, build):
     *[Pipeline(api, min_after_dequeue=-3) for api in SHUFFLING],
     *[Pipeline(api, capacity=capacity, min_after_dequeue=-3)
       for api in ("shuffle_batch", "shuffle_batch_join") for capacity in (0, -1)],
+    # A join's queue op, not Python, rejects a bounded capacity below min_after_dequeue.
+    *[Pipeline(api, capacity=capacity, min_after_dequeue=3)
+      for api in ("shuffle_batch_join", "maybe_shuffle_batch_join") for capacity in (0, 2)],
 )
-def test_negative_min_after_dequeue_fails_at_first_run_like_tf1(pipeline, legacy, shim):
+def test_min_after_dequeue_the_queue_rejects_fails_at_first_run_like_tf1(pipeline, legacy,
+                                                                         shim):
     assert build_error(legacy, pipeline.build) is None, "TF1 rejects it while building"
     assert build_error(shim, pipeline.build) is None  # not while building, like TF1
     expected_steps, expected = _steps_until_error(legacy, pipeline.build)
     actual_steps, actual = _steps_until_error(shim, pipeline.build)
     assert expected is not None, "TF1 runs this pipeline; the case is wrong"
     assert (actual_steps, type(actual)) == (expected_steps, type(expected)), (expected, actual)
-    assert "min_after_dequeue" in str(actual) and "-3" in str(actual), actual
+    assert _names_tested_argument(pipeline, actual), actual
 
 
 # --- TF1 builds the graph, then never delivers data: the shim refuses it while building -------
@@ -228,6 +235,8 @@ def test_zero_capacity_input_producer_is_refused_instead_of_hanging(legacy, shim
     *[Pipeline(api, capacity=-1) for api in NOT_SHUFFLING + PRODUCERS],
     *[Pipeline(api, capacity=1) for api in NOT_SHUFFLING + PRODUCERS],
     *[Pipeline(api, capacity=1, min_after_dequeue=0) for api in SHUFFLING],
+    *[Pipeline(api, capacity=-1, min_after_dequeue=2)  # a join's queue: unbounded
+      for api in ("shuffle_batch_join", "maybe_shuffle_batch_join")],
     Pipeline("batch", batch_size=Tensor(3, constant=False)),
 )
 def test_accepted_like_tf1(pipeline, legacy, shim):

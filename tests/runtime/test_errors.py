@@ -80,6 +80,11 @@ def shuffle_join_dense_and_sparse(tf):
                                        batch_size=2, capacity=10, min_after_dequeue=2)
 
 
+def join_entry_shorter_than_the_first(tf):
+    x = _range_element(tf)
+    return tf.train.batch_join([[x, x], [x]], batch_size=2)
+
+
 def limit_epochs_zero(tf):
     return tf.train.limit_epochs(tf.constant(1), num_epochs=0)
 
@@ -98,6 +103,7 @@ BUILD_ERRORS = [
     (join_sparse_ranks_differ, "SparseTensor"),
     (join_sparse_and_dense, "SparseTensor"),
     (shuffle_join_dense_and_sparse, "SparseTensor"),
+    (join_entry_shorter_than_the_first, "as many tensors"),
     (limit_epochs_zero, "num_epochs"),
 ]
 
@@ -109,6 +115,21 @@ def test_build_error_matches_tf1(build, named, legacy, shim):
     assert expected is not None, "TF1 accepts this pipeline; the case is wrong"
     assert type(actual) is type(expected), (expected, actual)
     assert named in str(actual)
+
+
+def join_sparse_rank_unknown_first(tf):
+    """TF1 compares each entry with the first entry's rank, here unknown: it builds."""
+    x = _range_element(tf)
+    unknown = tf.SparseTensor(indices=[[0]], values=[x],
+                              dense_shape=tf.placeholder_with_default(
+                                  tf.constant([3], tf.int64), [None]))
+    return tf.train.batch_join([[unknown], [_sparse_row(tf, x, 1)], [_sparse_row(tf, x, 2)]],
+                               batch_size=2)
+
+
+def test_join_builds_where_tf1_builds(legacy, shim):
+    assert build_error(legacy, join_sparse_rank_unknown_first) is None, "TF1 no longer builds it"
+    assert build_error(shim, join_sparse_rank_unknown_first) is None
 
 
 def _reader_pipeline(path, reader="tfrecord"):
