@@ -7,15 +7,53 @@ import importlib.metadata
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
-from typing import Callable, Optional
-
-from run_variant import RESULT_MARKER
+import traceback
+from typing import Callable, NoReturn, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# The child's one result line on stdout starts with this (TF may print anything else).
+RESULT_MARKER = "@@BENCHMARK_RESULT@@"
+
+
+def report_and_exit(produce: Callable[[], dict]) -> NoReturn:
+    """Child side: print `produce()`'s payload, or the exception it raised, as the result
+    line `run_child` reads, and exit without interpreter teardown: with TF1 queue threads or
+    tf.data iterators alive it can hang or crash after the result is out."""
+    try:
+        payload = produce()
+    except BaseException as error:  # noqa: BLE001 - reported to the parent, not swallowed
+        lines = traceback.format_exception(type(error), error, error.__traceback__)
+        payload = {"ok": False, "error": f"{type(error).__name__}: {error}".strip(),
+                   "traceback": "".join(lines)[-4000:]}
+    sys.stdout.flush()
+    print(RESULT_MARKER, json.dumps(payload), flush=True)
+    os._exit(0)
+
+
+def cached_data(path: str, write: Callable[[str], dict]) -> Optional[str]:
+    """Make `path` hold the data `write(directory)` writes (returning a child's payload),
+    unless a complete copy is there already; the error, or None. Written aside and renamed
+    into place, so an interrupted or concurrent run never leaves a half-written copy."""
+    if os.path.exists(os.path.join(path, ".complete")):
+        return None
+    staging = f"{path}.tmp{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    payload = write(staging)
+    if not payload.get("ok"):
+        shutil.rmtree(staging, ignore_errors=True)
+        return f"data preparation failed: {payload.get('error')}"
+    open(os.path.join(staging, ".complete"), "w").close()
+    if os.path.exists(path):  # another run finished first: keep its copy
+        shutil.rmtree(staging, ignore_errors=True)
+    else:
+        os.replace(staging, path)
+    return None
 
 
 def child_env():

@@ -22,13 +22,11 @@ import importlib
 import json
 import math
 import os
-import shutil
 import sys
 import tempfile
 import threading
 import time
-import traceback
-from typing import Optional
+from typing import NoReturn, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -38,10 +36,10 @@ if HERE not in sys.path:
 
 # The suite's helpers, so that tables, subprocesses and machine info match its own; none of
 # these modules imports TensorFlow.
-from report import cell, markdown, median, ratio_text, records_text, seconds_text  # noqa: E402
-from processes import compat_fingerprint, machine_info, run_child  # noqa: E402
-from run_variant import RESULT_MARKER  # noqa: E402
-from suite import SHORT_STEADY_S  # noqa: E402
+from report import (SHORT_STEADY_S, cell, cpus_text, markdown, median,  # noqa: E402
+                    ratio_text, records_text, seconds_text)
+from processes import (cached_data, compat_fingerprint, machine_info,  # noqa: E402
+                       report_and_exit, run_child)
 
 VARIANTS = ("legacy", "shim")
 DEFAULT_ROUNDS, DEFAULT_SECONDS, QUICK_SECONDS = 3, 3.0, 0.5
@@ -218,22 +216,16 @@ def measure_child(program: Program, variant: str, data_dir: str, seconds: float
     return result
 
 
-def child_main(request: dict) -> None:
-    try:
+def child_main(request: dict) -> NoReturn:
+    def produce():
         program = PROGRAMS[request["program"]]
         if request["action"] == "prepare":
             _program_module(program).write_data(request["data_dir"], **program.data)
-            payload = {"ok": True}
-        else:
-            payload = dataclasses.asdict(measure_child(
-                program, request["variant"], request["data_dir"], request["seconds"]))
-    except BaseException as error:  # noqa: BLE001 - reported to the parent
-        payload = {"ok": False, "error": f"{type(error).__name__}: {error}".strip(),
-                   "traceback": traceback.format_exc()[-4000:]}
-    sys.stdout.flush()
-    print(RESULT_MARKER, json.dumps(payload), flush=True)
-    # Interpreter teardown with TF1 queue threads alive can hang or crash; the result is out.
-    os._exit(0)
+            return {"ok": True}
+        return dataclasses.asdict(measure_child(program, request["variant"],
+                                                request["data_dir"], request["seconds"]))
+
+    report_and_exit(produce)
 
 
 # --------------------------------------------------------------------------- parent side
@@ -261,15 +253,10 @@ def prepare_data(config: Config, program: Program) -> tuple:
         for k, v in program.data.items()]))
     # The data go one level down: FaceNet lists every entry of its directory, the marker
     # file included.
-    if os.path.exists(os.path.join(path, ".complete")):
-        return os.path.join(path, "data"), None
-    shutil.rmtree(path, ignore_errors=True)  # an interrupted earlier write
-    payload = run_request({"action": "prepare", "program": program.name,
-                         "data_dir": os.path.join(path, "data")}, config.timeout_s)
-    if not payload.get("ok"):
-        return None, f"data preparation failed: {payload.get('error')}"
-    open(os.path.join(path, ".complete"), "w").close()
-    return os.path.join(path, "data"), None
+    error = cached_data(path, lambda directory: run_request(
+        {"action": "prepare", "program": program.name,
+         "data_dir": os.path.join(directory, "data")}, config.timeout_s))
+    return (None, error) if error else (os.path.join(path, "data"), None)
 
 
 def summarize(measurements: list, programs: list, rounds: int) -> dict:
@@ -446,7 +433,7 @@ def main(argv=None) -> int:
     machine = result["machine"]
     print(f"\nrecords/s after the first batch: medians of {rounds} round(s) of {seconds:g} s, "
           f"each variant in its own process; shim/legacy: median of within-round ratios. "
-          f"TF {machine['tensorflow_version']}, {machine['cpu_count']} CPUs, load average "
+          f"TF {machine['tensorflow_version']}, {cpus_text(result)}, load average "
           f"{machine['load_average_at_start'][0]:.1f}, {machine['date']}; compat "
           f"{machine['git']['commit'][:8]}"
           f"{' + uncommitted changes' if machine['git']['compat_dirty'] else ''}.")

@@ -7,6 +7,11 @@ VARIANTS = ("legacy", "shim", "tf_data")
 VARIANT_LABELS = {"legacy": "legacy", "shim": "shim", "tf_data": "tf.data"}
 
 
+# A steady state shorter than this is mostly timer and scheduler noise: ratios taken from it
+# swing by 20% or more between runs on a quiet 2-core machine.
+SHORT_STEADY_S = 0.5
+
+
 def median(values):
     values = [value for value in values if value is not None]
     return statistics.median(values) if values else None

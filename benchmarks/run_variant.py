@@ -14,11 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-RESULT_MARKER = "@@BENCHMARK_RESULT@@"
 
 
 def main(argv=None):
@@ -30,26 +28,18 @@ def main(argv=None):
     for path in (HERE, ROOT):
         if path not in sys.path:
             sys.path.insert(0, path)
+    from processes import report_and_exit
     from workloads import measure
 
-    try:
+    def produce():
         if request["action"] == "prepare":
             measure.prepare(request["workload"], request["params"], request["data_dir"])
-            payload = {"ok": True}
-        else:
-            payload = measure.measure(request["workload"], request["variant"],
-                                      request["params"], request["data_dir"],
-                                      request.get("tf_data_mode", "eager"),
-                                      request.get("min_seconds", 0.0)).to_dict()
-    except BaseException as error:  # noqa: BLE001 - reported to the suite, not swallowed
-        lines = traceback.format_exception(type(error), error, error.__traceback__)
-        payload = {"ok": False, "error": f"{type(error).__name__}: {error}".strip(),
-                   "traceback": "".join(lines)[-4000:]}
-    sys.stdout.flush()
-    print(RESULT_MARKER, json.dumps(payload), flush=True)
-    # Skip interpreter teardown: with TF1 queue threads or tf.data iterators alive it can
-    # hang or crash after the measurement is already reported.
-    os._exit(0)
+            return {"ok": True}
+        return measure.measure(request["workload"], request["variant"], request["params"],
+                               request["data_dir"], request.get("tf_data_mode", "eager"),
+                               request.get("min_seconds", 0.0)).to_dict()
+
+    report_and_exit(produce)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ import argparse
 import dataclasses
 import json
 import os
-import shutil
 import sys
 import tempfile
 import textwrap
@@ -40,18 +39,15 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import workloads  # noqa: E402  (benchmarks/workloads; TensorFlow is not imported here)
-from report import (VARIANTS, cpus_text, format_details, format_errors,  # noqa: E402
-                    format_table, median, plot)
-from processes import (compat_fingerprint, machine_info, run_child,  # noqa: E402
-                       usable_cpus)
+from report import (SHORT_STEADY_S, VARIANTS, cpus_text, format_details,  # noqa: E402
+                    format_errors, format_table, median, plot)
+from processes import (cached_data, compat_fingerprint, machine_info,  # noqa: E402
+                       run_child, usable_cpus)
 
 METRICS = ("records_per_s", "first_batch_s", "build_s", "first_run_s", "peak_rss_mb")
 RATIOS = (("shim", "legacy"), ("shim", "tf_data"))
 QUICK_BATCHES = 10
 DEFAULT_MIN_SECONDS = 1.0
-# A steady state shorter than this is mostly timer and scheduler noise: ratios taken from it
-# swing by 20% or more between runs on a quiet 2-core machine.
-SHORT_STEADY_S = 0.5
 DEFAULT_RUNS = 3
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_DATA_DIR = os.path.join(tempfile.gettempdir(), "compat_benchmark_data")
@@ -89,22 +85,9 @@ def prepare_data(config: SuiteConfig, workload: str) -> tuple[str, Optional[str]
     module = workloads.load(workload)
     params = workloads.make_params(module, config.overrides(workload))
     path = os.path.join(config.data_dir, workloads.data_key(module, params))
-    if os.path.exists(os.path.join(path, ".complete")):
-        return path, None
-    staging = f"{path}.tmp{os.getpid()}"
-    os.makedirs(staging, exist_ok=True)
-    payload = _run_variant({"action": "prepare", "workload": workload,
-                            "params": config.overrides(workload), "data_dir": staging},
-                           config.timeout_s)
-    if not payload.get("ok"):
-        shutil.rmtree(staging, ignore_errors=True)
-        return path, f"data preparation failed: {payload.get('error')}"
-    open(os.path.join(staging, ".complete"), "w").close()
-    if os.path.exists(path):  # another suite finished first: keep its copy
-        shutil.rmtree(staging, ignore_errors=True)
-    else:
-        os.replace(staging, path)
-    return path, None
+    return path, cached_data(path, lambda directory: _run_variant(
+        {"action": "prepare", "workload": workload, "params": config.overrides(workload),
+         "data_dir": directory}, config.timeout_s))
 
 
 def measure_variant(config: SuiteConfig, workload: str, variant: str, data_dir: str,
@@ -316,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--details", action=argparse.BooleanOptionalAction, default=True,
         help="also print a second table of absolute medians per variant (first batch, "
-             "build, RSS, batch size, median batches measured) and shim/tf.data ratios "
+             "build, first Session run, RSS, batch size, median batches measured) and "
+             "shim/tf.data ratios "
              "(default: on)")
     return parser
 
