@@ -37,7 +37,7 @@ if HERE not in sys.path:
 # The suite's helpers, so that tables, subprocesses and machine info match its own; none of
 # these modules imports TensorFlow.
 from report import (SHORT_STEADY_S, cell, cpus_text, markdown, median,  # noqa: E402
-                    ratio_text, records_text, seconds_text)
+                    progress_printer, ratio_text, records_text, seconds_text)
 from processes import (cached_data, compat_fingerprint, machine_info,  # noqa: E402
                        report_and_exit, run_child)
 
@@ -413,21 +413,7 @@ def main(argv=None) -> int:
     warning = QUICK_WARNING.format(seconds=seconds) if args.quick else None
     if warning:
         print(warning, file=sys.stderr)
-    total, done = rounds * len(names) * len(VARIANTS), [0]
-
-    def progress(event, info):
-        if event == "prepared":
-            status = f"ERROR {info['error']}" if info["error"] else info["data_dir"]
-            print(f"data {info['program']}: {status} ({info['seconds']:.1f} s)",
-                  file=sys.stderr, flush=True)
-            return
-        done[0] += 1
-        text = (f"{info['records_per_s'] or 0:,.0f} rec/s, first batch "
-                f"{info['first_batch_s']:.2f} s" if info.get("ok")
-                else f"ERROR {(info.get('error') or '?').splitlines()[0][:200]}")
-        print(f"[{done[0]}/{total}] round {info['round'] + 1} {info['program']:16} "
-              f"{info['variant']:6} {text} ({info.get('wall_s', 0):.1f} s wall)",
-              file=sys.stderr, flush=True)
+    progress = progress_printer(rounds * len(names) * len(VARIANTS), "program", "round")
 
     result = run_benchmark(config, progress)
     machine = result["machine"]

@@ -1,7 +1,9 @@
-"""Formatting a benchmark suite result (see suite.py): markdown tables, error lines, the plot."""
+"""Formatting benchmark results (see suite.py, real_programs.py): markdown tables, error lines,
+progress lines, the plot."""
 from __future__ import annotations
 
 import statistics
+import sys
 
 VARIANTS = ("legacy", "shim", "tf_data")
 VARIANT_LABELS = {"legacy": "legacy", "shim": "shim", "tf_data": "tf.data"}
@@ -107,6 +109,29 @@ def short_text(value):
         if value >= limit:
             return f"{value / limit:.3g}{suffix}"
     return f"{value:.3g}"
+
+
+def progress_printer(total: int, subject: str, round_key: str):
+    """The CLIs' `progress(event, info)` callback: prints each data preparation and each
+    measurement ("[i/total] run N mnist shim ...") to stderr as it finishes. `subject` is
+    the key naming what is measured ("workload", "program"), `round_key` the round's key."""
+    done = [0]
+
+    def progress(event, info):
+        if event == "prepared":
+            status = f"ERROR {info['error']}" if info["error"] else info["data_dir"]
+            print(f"data {info[subject]}: {status} ({info['seconds']:.1f} s)",
+                  file=sys.stderr, flush=True)
+            return
+        done[0] += 1
+        text = (f"{info['records_per_s'] or 0:,.0f} records/s, first batch "
+                f"{info['first_batch_s']:.2f} s" if info.get("ok")
+                else f"ERROR {(info.get('error') or '?').splitlines()[0][:200]}")
+        print(f"[{done[0]}/{total}] {round_key} {info[round_key] + 1} {info[subject]:16} "
+              f"{info['variant']:8} {text} ({info.get('wall_s', 0):.1f} s wall)",
+              file=sys.stderr, flush=True)
+
+    return progress
 
 
 def cpus_text(result: dict) -> str:

@@ -40,7 +40,7 @@ if HERE not in sys.path:
 
 import workloads  # noqa: E402  (benchmarks/workloads; TensorFlow is not imported here)
 from report import (SHORT_STEADY_S, VARIANTS, cpus_text, format_details,  # noqa: E402
-                    format_errors, format_table, median, plot)
+                    format_errors, format_table, median, plot, progress_printer)
 from processes import (cached_data, compat_fingerprint, machine_info,  # noqa: E402
                        run_child, usable_cpus)
 
@@ -349,21 +349,7 @@ def main(argv=None) -> int:
     if warning:
         print(warning, file=sys.stderr)
     total = config.runs * len(config.workloads) * len(VARIANTS)
-    done = [0]
-
-    def progress(event, info):
-        if event == "prepared":
-            status = f"ERROR {info['error']}" if info["error"] else info["data_dir"]
-            print(f"data {info['workload']}: {status} ({info['seconds']:.1f} s)",
-                  file=sys.stderr, flush=True)
-        elif event == "measured":
-            done[0] += 1
-            text = (f"{info['records_per_s']:,.0f} records/s, first batch "
-                    f"{info['first_batch_s']:.2f} s" if info.get("ok")
-                    else f"ERROR {(info.get('error') or '?').splitlines()[0][:200]}")
-            print(f"[{done[0]}/{total}] run {info['run'] + 1} {info['workload']:14} "
-                  f"{info['variant']:8} {text} ({info.get('wall_s', 0):.1f} s wall)",
-                  file=sys.stderr, flush=True)
+    progress = progress_printer(total, "workload", "run")
 
     result = run_suite(config, progress)
     machine = result["machine"]
