@@ -92,9 +92,10 @@ def _check_sparse_entries(tensor_list_list):
     # Each entry against the first one (TF1 merges the ranks it finds but keeps the first's).
     first = [sparse_rank(tensor) for tensor in tensor_list_list[0]]
     for tensor_list in tensor_list_list[1:]:
-        ranks = [sparse_rank(tensor) for tensor in tensor_list]
-        for i, (rank, other) in enumerate(zip(first, ranks + [False] * len(first))):
-            if other is False or (rank is None) != (other is None) or (
+        for i, rank in enumerate(first):
+            missing = i >= len(tensor_list)
+            other = None if missing else sparse_rank(tensor_list[i])
+            if missing or (rank is None) != (other is None) or (
                     rank is not None and not rank.is_compatible_with(other)):
                 raise ValueError(
                     "Inconsistent SparseTensors list: %s vs. %s (tensor %d: every entry of "
@@ -210,11 +211,12 @@ def _shuffle_buffer(capacity, min_after_dequeue):
     return max(1, min(capacity, min_after_dequeue + 1))
 
 
-def _join_capacity_below_minimum(capacity, min_after_dequeue, api):
-    """For a shuffle_batch_join, which (unlike shuffle_batch) does not compare capacity with
-    min_after_dequeue: the ZeroDivisionError TF1's fraction-of-full summary raises when they
-    are equal, or the message of the error its queue op raises at the first run when a
-    bounded capacity is below min_after_dequeue, or None (a negative capacity is unbounded)."""
+def _check_join_capacity(capacity, min_after_dequeue, api):
+    """A shuffle_batch_join's capacity as TF1 takes it (unlike shuffle_batch, it does not
+    compare capacity with min_after_dequeue): raises the ZeroDivisionError of TF1's
+    fraction-of-full summary when they are equal; returns the message of the error TF1's
+    queue op raises at the first run when a bounded capacity is below min_after_dequeue;
+    else None (a negative capacity is unbounded)."""
     capacity, minimum = (arguments.known_number(value) for value in (capacity, min_after_dequeue))
     if capacity is None or minimum is None:
         return None
@@ -319,9 +321,8 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         arguments.require_num_threads(num_threads, default_name)
         if shuffle is None:  # a shuffle queue's summary divides by capacity-min_after_dequeue
             arguments.require_capacity(capacity, default_name, ZeroDivisionError)
-        capacity_below_minimum = (None if shuffle is None or tensors is not None
-                                  else _join_capacity_below_minimum(capacity, shuffle[0],
-                                                                    default_name))
+        rejected_capacity = (None if shuffle is None or tensors is not None
+                             else _check_join_capacity(capacity, shuffle[0], default_name))
         arguments.require_batch_size(batch_size, default_name)
         static_batch_size = _static_batch_size(batch_size)
         # TF1's RandomShuffleQueue draws its seed here; draw it at the same point.
@@ -336,7 +337,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             if shuffle_seed is None:
                 return dataset
             rejected = (arguments.negative_min_after_dequeue(shuffle[0], default_name)
-                        or capacity_below_minimum)
+                        or rejected_capacity)
             if rejected is not None:  # TF1's queue op rejects it on the first run
                 return arguments.fails_when_run(dataset, rejected)
             deterministic = shuffle_seed != (0, 0)

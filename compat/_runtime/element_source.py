@@ -19,7 +19,6 @@ from compat._runtime import build_context, lifting, vectorize
 from compat._runtime.plan import add_consumer, consumed, owner_of, stage_of
 
 
-
 def _usable_cores() -> int:
     """The cores this process may run on, as TF's thread pools count them (its affinity
     mask: a process pinned to 2 of 16 cores gets 2)."""
