@@ -79,15 +79,25 @@ _FLOAT_KERNELS_LEFT_ALONE = {
     "ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea",
     "AdjustContrastv2", "AdjustSaturation", "AdjustHue",
 }
+# Random kernels draw from their own Philox stream whatever kernel rewrites a function gets.
+_RANDOM_DRAWS = {"RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal",
+                 "RandomShuffle"}
 
 
 def same_floats_on_one_device(ops) -> bool:
-    """Whether `ops` give TF1's values however their function is prepared: none computes a
-    float except by moving, parsing or comparing one, or by a kernel that TF1's Session
-    rewrites leave alone. (TF's multi-device preparation applies oneDNN's kernel rewrites,
-    e.g. Softmax, and grappler's, e.g. exp(x) - 1 -> expm1(x), which TF1's Session applies.)"""
+    """Whether `ops` give TF1's values however their function is prepared.
+
+    TF's multi-device preparation applies oneDNN's kernel rewrites, which TF1's Session
+    applies too and which change floats where oneDNN computes differently (Softmax, Tanh,
+    MatMul, Conv2D). Grappler's rewrites (x / c -> x * (1 / c), exp(x) - 1 -> expm1(x)) reach
+    the user's ops on either path, in the function of their own the Session optimizes
+    (`lifting.called_as_function`). So one device gives TF1's floats when every op moves,
+    parses, compares or draws values, computes no float, is one correctly rounded IEEE
+    operation per element (whichever kernel computes it), or is a kernel left alone.
+    """
     return all(op.type in _DATA_MOVEMENT or op.type in _PARSING_AND_STRINGS
-               or op.type in _FLOAT_KERNELS_LEFT_ALONE
+               or op.type in _ELEMENTWISE_EXACT or op.type in lifting.V1_CONTROL_FLOW
+               or op.type in _RANDOM_DRAWS or op.type in _FLOAT_KERNELS_LEFT_ALONE
                or not any(tensor.dtype.is_floating or tensor.dtype.is_complex
                           for tensor in op.outputs)
                for op in ops)

@@ -139,6 +139,56 @@ def test_kernel_left_alone_per_element_is_tf1s(kernel, legacy, shim):
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
 
 
+def _rewritten_chains(tf, image):
+    """Chains of one-rounding ops that TF1's Session rewrites into other roundings."""
+    return [(image * 2.0) * 3.0, image * 3.0 + image * 5.0, image + image + image,
+            (image - 1.0) - 2.0, -(-image) / 3.0, image * 7.0 / 7.0]
+
+
+def _random_draws(tf, image):
+    return [image + tf.random_uniform([3], seed=5), image * tf.random_normal([], seed=6),
+            image - tf.truncated_normal([5, 1], seed=7),
+            tf.cast(tf.random_uniform([], maxval=9, dtype=tf.int32, seed=8), tf.float32) * image,
+            tf.random_shuffle(image, seed=9)]
+
+
+def _v1_control_flow(tf, image):
+    """Only in TF1 mode is tf.cond a Switch/Merge (in TF2 graph mode an If computes floats)."""
+    flip = tf.random_uniform([], seed=4) < 0.5
+    return [tf.cond(flip, lambda: tf.reverse(image, [1]), lambda: image * 0.5),
+            tf.image.random_flip_left_right(image, seed=2)]
+
+
+ONE_DEVICE_FAMILIES = {"division_by_constants": _divisions, "elementwise": _elementwise,
+                       "rewritten_chains": _rewritten_chains, "random_draws": _random_draws,
+                       "v1_control_flow": _v1_control_flow}
+
+
+@pytest.mark.parametrize("family", sorted(ONE_DEVICE_FAMILIES))
+def test_one_device_expressions_per_element_are_tf1s(family, legacy, shim, tf_behavior):
+    """Expressions the shim prepares on one device when they run element by element (behind
+    an assert, which is stateful and computes no float): TF1's values to the last bit."""
+    import tensorflow.compat.v1 as tf
+    from compat._runtime import vectorize
+
+    with tf.Graph().as_default() as graph:
+        image = tf.identity(tf.zeros([6, 5, 3]))
+        ops_before = set(graph.get_operations())
+        ONE_DEVICE_FAMILIES[family](tf, image)
+        ops = [op for op in graph.get_operations() if op not in ops_before]
+    one_device = vectorize.same_floats_on_one_device(ops)
+    assert one_device or (family == "v1_control_flow" and tf_behavior == "tf2"), sorted(
+        {op.type for op in ops})
+
+    def build(tf):
+        index = tf.train.range_input_producer(IMAGES, shuffle=False, num_epochs=2).dequeue()
+        with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
+            image = tf.gather(tf.constant(PIXELS), index)
+        return tf.train.batch(ONE_DEVICE_FAMILIES[family](tf, image), batch_size=4)
+    assert_streams_equal(run_stream(legacy, build, graph_seed=11),
+                         run_stream(shim, build, graph_seed=11))
+
+
 ROWS = np.array([[1, 5, 3], [-3, -1, -2], [2, 2, 9], [np.iinfo(np.int32).min, 0, 7]], np.int32)
 WITH_NAN = np.array([[1.0, -2.0], [np.nan, 0.0], [-0.0, 3.0], [np.nan, -1.0]], np.float32)
 
