@@ -261,12 +261,13 @@ def _needs_shape_check(element_spec, shapes):
                for spec, shape in zip(element_spec, shapes))
 
 
-def _deferred_spec(dtypes, element_shapes, batch_size, drop_remainder, dynamic_pad):
+def _deferred_spec(dtypes, element_shapes, batch_size, drop_remainder):
     """The spec of a batch stage whose pipeline is traced when its graph is first used (see
     `plan.register`): TF1's dequeue's, [batch_size] + shape (None for the batch dimension
-    when a smaller final batch may come). None (traced now) for padded and sparse batches,
-    whose spec the shim's batching decides."""
-    if dynamic_pad or any(shape is None for shape in element_shapes):
+    when a smaller final batch may come; a padded batch's shapes keep their unknown
+    dimensions, which each batch's longest element sets). None (traced now) for sparse
+    batches, whose spec the shim's batching decides."""
+    if any(shape is None for shape in element_shapes):
         return None
     batch_dimension = tf.TensorShape([batch_size if drop_remainder else None])
     return tuple(tf.TensorSpec(batch_dimension.concatenate(shape), dtype)
@@ -392,7 +393,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
             graph = tf.compat.v1.get_default_graph()
             dequeued = plan.register(
                 batches, scope, element_spec=_deferred_spec(
-                    dtypes, element_shapes, static_batch_size, drop_remainder, dynamic_pad),
+                    dtypes, element_shapes, static_batch_size, drop_remainder),
                 blocking=not plan.may_wait_on_runs(graph))
         dequeued = list(dequeued)
     if len(dequeued) == 1:

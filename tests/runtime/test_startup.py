@@ -8,6 +8,7 @@ fails here instead of only in the benchmark.
 import threading
 
 import numpy as np
+import pytest
 
 ONE_DEVICE = "experimental_ints_on_device"
 
@@ -97,7 +98,15 @@ def test_user_ops_per_element_keep_the_multi_device_preparation(shim):
     assert any("compute_batch" in name for name in user_ops & marked)
 
 
-def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(shim):
+@pytest.mark.parametrize("kernel, expression", [
+    ("ResizeBilinear", lambda tf, image: tf.image.resize_images(image, [2, 2])),
+    # Inception's and im2txt's per-image work: draws, flips, one-rounding arithmetic.
+    ("ReverseV2", lambda tf, image: (tf.reverse(image, [1]) * tf.random_uniform([]) - 0.5)),
+    ("RealDiv", lambda tf, image: tf.clip_by_value(
+        image / 255.0 + tf.random_uniform([], -0.1, 0.1), 0.0, 1.0)),
+], ids=["resize", "flip_and_scale", "brightness_and_clip"])
+def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(
+        shim, kernel, expression):
     import tensorflow as real_tf
 
     graph = real_tf.Graph()
@@ -105,16 +114,45 @@ def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(shim
         index = shim.train.range_input_producer(16, shuffle=False, num_epochs=1).dequeue()
         with shim.control_dependencies([shim.debugging.assert_non_negative(index)]):
             image = shim.reshape(shim.cast(index, shim.float32), [1, 1, 1])
-        resized = shim.train.batch([shim.image.resize_images(image, [2, 2])], batch_size=4)
+        computed = shim.train.batch([expression(shim, image)], batch_size=4)
         with shim.Session() as sess:
-            sess.run(resized)
+            sess.run(computed)
     graph_def = graph.as_graph_def()
     functions = _dataset_functions(graph_def)
     library = {function.signature.name: function for function in graph_def.library.function}
     # The user's ops stay in a function of their own, which the Session's grappler rewrites.
-    resizing = {name: one_device for name, (function, one_device) in functions.items()
-                if _calls_user_ops(function, functions, library, "ResizeBilinear")}
-    assert resizing and all(resizing.values()), resizing
+    computing = {name: one_device for name, (function, one_device) in functions.items()
+                 if _calls_user_ops(function, functions, library, kernel)}
+    assert computing and all(computing.values()), computing
+
+
+def test_padded_batch_stage_is_traced_when_its_graph_first_runs(legacy, shim):
+    """batch(dynamic_pad=True), as im2txt pads its captions: TF1's dequeue shape declared at
+    build, the pipeline traced at the first run."""
+    import tensorflow as real_tf
+
+    def build(tf):
+        length = tf.train.range_input_producer(9, shuffle=False, num_epochs=1).dequeue() % 4 + 1
+        caption = tf.range(length)
+        return tf.train.batch([caption, length], batch_size=3, dynamic_pad=True,
+                              allow_smaller_final_batch=True)
+
+    with real_tf.Graph().as_default():
+        tf1_shapes = [tensor.shape.as_list() for tensor in build(legacy)]
+    graph = real_tf.Graph()
+    with graph.as_default():
+        batch = build(shim)
+        traced_at_build = set(graph._functions)  # pylint: disable=protected-access
+        assert [tensor.shape.as_list() for tensor in batch] == tf1_shapes
+        with shim.Session() as sess:
+            first = sess.run(batch)
+        traced_at_run = set(graph._functions) - traced_at_build  # pylint: disable=protected-access
+    # At build: only the stand-in factories of its iterators (see `stage_iterators`).
+    assert all(name.startswith("factory_") for name in traced_at_build), traced_at_build
+    assert any("Dataset_padded_batch" in name or "Dataset_map" in name
+               for name in traced_at_run), traced_at_run
+    assert first[0].tolist() == [[0, 0, 0], [0, 1, 0], [0, 1, 2]]
+    assert first[1].tolist() == [1, 2, 3]
 
 
 def test_producer_dequeues_are_traced_when_their_graph_first_runs(legacy, shim):
