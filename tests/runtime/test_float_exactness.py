@@ -141,8 +141,11 @@ def test_kernel_left_alone_per_element_is_tf1s(kernel, legacy, shim):
 
 def _rewritten_chains(tf, image):
     """Chains of one-rounding ops that TF1's Session rewrites into other roundings."""
+    scaled = image * 0.3
     return [(image * 2.0) * 3.0, image * 3.0 + image * 5.0, image + image + image,
-            (image - 1.0) - 2.0, -(-image) / 3.0, image * 7.0 / 7.0]
+            (image - 1.0) - 2.0, -(-image) / 3.0, image * 7.0 / 7.0, image - (-scaled),
+            (image + 0.1) + 0.2, image * 0.1 * 0.2, -image * -scaled, image - (0.5 - scaled),
+            (image + scaled) - scaled, image / 3.0 / 7.0]
 
 
 def _random_draws(tf, image):

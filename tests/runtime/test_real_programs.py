@@ -36,6 +36,7 @@ import pytest
 tf_real = pytest.importorskip("tensorflow")
 
 from compat import harness  # noqa: E402
+from conftest import run_stream  # noqa: E402
 from streams import assert_streams_equal  # noqa: E402
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_programs")
@@ -242,6 +243,30 @@ def test_im2txt_evaluation_inputs_match_tf1(data_dirs):
     report = harness.compare(build, mode="auto", max_batches=None, graph_seed=GRAPH_SEED)
     assert_equivalent(report, ("epochs", "window"), may_skip=JOIN_SKIPS)
     assert_nothing_dropped(report)
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("program", ["inception", "im2txt"])
+def test_per_image_work_on_one_thread_is_tf1s_bit_for_bit(program, train, data_dirs, legacy,
+                                                            shim):
+    """Each program's own per-image work (decode, resize by a drawn method, crop, flip, colour
+    jitter through switch/merge, scaling) on one thread, seeded: TF1 is deterministic here,
+    images included, so the shim must give its values to the last bit. (The programs' own
+    inputs run it on 4 threads, where the images depend on timing.)"""
+    paths = sorted(os.path.join(data_dirs["inception"], name)
+                   for name in os.listdir(data_dirs["inception"]))
+
+    def build(tf):
+        files = tf.train.string_input_producer(paths, shuffle=False, num_epochs=1)
+        _, serialized = tf.TFRecordReader().read(files)
+        encoded, label, _ = inception_input.parse_example_proto(tf, serialized)
+        image = (inception_input.image_preprocessing(tf, encoded, train) if program == "inception"
+                 else im2txt_input.process_image(tf, encoded, train))
+        return tf.train.batch([image, label], batch_size=4)
+
+    expected = run_stream(legacy, build, graph_seed=GRAPH_SEED)
+    assert expected, "TF1 produced no batches"
+    assert_streams_equal(expected, run_stream(shim, build, graph_seed=GRAPH_SEED))
 
 
 # --------------------------------------------------------------------------- 4. FaceNet
