@@ -14,6 +14,8 @@ from typing import Callable
 
 import tensorflow as tf
 from tensorflow.core.framework import function_pb2, graph_pb2
+from tensorflow.python.client import pywrap_tf_session as c_api
+from tensorflow.python.framework import c_api_util
 from tensorflow.python.framework import function as legacy_function
 
 # Ops whose value lives outside the data stream: copying them into a map function would read
@@ -251,6 +253,59 @@ def called_as_function(body, arguments, name="lifted"):
     return outputs
 
 
+def _function_of(graph_def, used, arguments, computed):
+    """The function `called_as_function` would make of `graph_def`'s ops, made in C.
+
+    The same FunctionDef (the ops imported under the "lifted" prefix, one argument per
+    `used` tensor, returning `computed`), without a Python object for each imported op: an
+    Inception-style input imports hundreds of ops per preprocessing thread, and wrapping
+    them was most of its tracing."""
+    graph_def = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
+    argument_of = {}
+    for index, (name, value) in enumerate(zip(used, arguments)):
+        node = graph_def.node.add(name=f"compat_argument_{index}", op="Placeholder")
+        node.attr["dtype"].type = value.dtype.as_datatype_enum
+        node.attr["shape"].shape.CopyFrom(value.shape.as_proto())
+        argument_of[name] = node.name
+    for node in graph_def.node:
+        for position, source in enumerate(node.input):
+            if not source.startswith("^"):
+                tensor_name = source if ":" in source else f"{source}:0"
+                if tensor_name in argument_of:
+                    node.input[position] = argument_of[tensor_name]
+    scratch = tf.Graph()
+    options = c_api.TF_NewImportGraphDefOptions()
+    try:
+        c_api.TF_ImportGraphDefOptionsSetPrefix(options, "lifted")
+        returned = [(argument_of[name], 0) for name in used] + [
+            (tensor.op.name, tensor.value_index) for tensor in computed]
+        for name, index in returned:
+            c_api.TF_ImportGraphDefOptionsAddReturnOutput(options, name, index)
+        with c_api_util.tf_buffer(graph_def.SerializeToString()) as serialized, \
+                scratch._c_graph.get() as c_graph:  # pylint: disable=protected-access
+            try:
+                results = c_api.TF_GraphImportGraphDefWithResults(c_graph, serialized, options)
+            except tf.errors.InvalidArgumentError as error:
+                raise ValueError(str(error)) from None  # as import_graph_def reports it
+            results = c_api_util.ScopedTFImportGraphDefResults(results)
+            outputs = c_api.TF_ImportGraphDefResultsReturnOutputs(results.results)
+            c_function = c_api.TF_GraphToFunction_wrapper(
+                c_graph, "function", True, None, outputs[:len(used)], outputs[len(used):],
+                [], [], [], None, None)
+    finally:
+        c_api.TF_DeleteImportGraphDefOptions(options)
+    with c_api_util.tf_buffer() as buffer:
+        c_api.TF_FunctionToFunctionDef(c_function, buffer)
+        definition = function_pb2.FunctionDef.FromString(c_api.TF_GetBuffer(buffer))
+    c_api.TF_DeleteFunction(c_function)
+    return legacy_function._from_definition(definition)  # pylint: disable=protected-access
+
+
+def _call_of(function, arguments, name="lifted"):
+    outputs = function(*arguments, name=name)
+    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+
+
 def _imported(ops, input_map, wanted, inline):
     """Re-create `ops` reading `input_map` (tensor name -> value) instead of the tensors
     named there; return the values of the `wanted` tensors.
@@ -271,10 +326,18 @@ def _imported(ops, input_map, wanted, inline):
         values = _import_into_current_graph(ops, names, {name: input_map[name] for name in used},
                                             computed)
     elif computed:
-        values = called_as_function(
-            lambda *parameters: _import_into_current_graph(
-                ops, names, dict(zip(used, parameters)), computed),
-            [input_map[name] for name in used])
+        arguments = [input_map[name] for name in used]
+        graph_def = _graph_def_of(ops, names)
+        if graph_def.library.function:
+            # Functions the ops call (v2 control flow) must come along: Defun adds them.
+            values = called_as_function(
+                lambda *parameters: _import_into_current_graph(
+                    ops, names, dict(zip(used, parameters)), computed),
+                arguments)
+        else:
+            values = _call_of(_function_of(graph_def, used, arguments, computed), arguments)
+            for value, tensor in zip(values, computed):
+                value.set_shape(tensor.shape)
     else:
         values = []
     by_name = dict(zip((tensor.name for tensor in computed), values))
