@@ -75,3 +75,77 @@ def test_inputs_without_a_stage_repeat_forever(legacy, shim):
     for want, got in zip(expected, actual):
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
+
+
+def _per_element_work(tf, image, v1_control_flow=True):
+    """Per-image work with the parts a function must keep: seeded draws, several outputs of
+    one op, and with `v1_control_flow` (TF1 mode: Switch/Merge) a cond and a stateful assert
+    with no output."""
+    flip = tf.random_uniform([], seed=3) < 0.5
+    if v1_control_flow:
+        flipped = tf.cond(flip, lambda: tf.reverse(image, [1]), lambda: image)
+        with tf.control_dependencies([tf.debugging.assert_non_negative(image)]):
+            scaled = flipped / 255.0 - 0.5
+    else:
+        scaled = tf.where(flip, tf.reverse(image, [1]), image) / 255.0 - 0.5
+    top, bottom = tf.split(scaled, 2, axis=0)
+    return [top * 2.0, tf.cast(bottom, tf.int32), scaled]
+
+
+def _comparable(definition):
+    """A FunctionDef without its name and its arguments' names: node names, ops, inputs and
+    attributes, and the signature's argument and result types."""
+    position = {arg.name: f"argument {index}"
+                for index, arg in enumerate(definition.signature.input_arg)}
+    nodes = sorted((node.name, node.op, tuple(position.get(name, name) for name in node.input),
+                    tuple(sorted((key, value.SerializeToString(deterministic=True))
+                                 for key, value in node.attr.items())))
+                   for node in definition.node_def)
+    signature = ([arg.type for arg in definition.signature.input_arg],
+                 [arg.type for arg in definition.signature.output_arg],
+                 definition.signature.is_stateful)
+    return nodes, signature, sorted(definition.ret.values())
+
+
+def test_per_element_function_made_in_c_is_the_defun_path_s(tf_behavior):
+    """`lifting._function_of` (the C path) gives the FunctionDef that importing the ops into a
+    Defun gives: same nodes, inputs, attributes and signature."""
+    import tensorflow as real_tf
+    from compat._runtime import lifting
+
+    user_graph = real_tf.Graph()
+    with user_graph.as_default():
+        image = real_tf.compat.v1.placeholder(real_tf.float32, [4, 6, 3])
+        ops_before = set(user_graph.get_operations())
+        # In TF2 mode a cond (an assert's too) is an If calling branch functions, for which
+        # the Defun path is kept.
+        computed = _per_element_work(real_tf.compat.v1, image,
+                                     v1_control_flow=tf_behavior == "tf1")
+        ops = sorted((op for op in user_graph.get_operations() if op not in ops_before),
+                     key=lambda op: op._id)  # pylint: disable=protected-access
+    names = {op.name for op in ops}
+    graph_def = lifting._graph_def_of(ops, names)  # pylint: disable=protected-access
+    assert not graph_def.library.function
+
+    definitions = []
+    for make in ("c", "defun"):
+        graph = real_tf.Graph()
+        with graph.as_default():
+            argument = real_tf.compat.v1.placeholder(real_tf.float32, [4, 6, 3])
+            before = {function.signature.name
+                      for function in graph.as_graph_def().library.function}
+            if make == "c":
+                function = lifting._function_of(graph_def, [image.name], [argument], computed)  # pylint: disable=protected-access
+                outputs = lifting._call_of(function, [argument])  # pylint: disable=protected-access
+            else:
+                outputs = lifting.called_as_function(
+                    lambda parameter: lifting._import_into_current_graph(  # pylint: disable=protected-access
+                        ops, names, {image.name: parameter}, computed), [argument])
+            assert [output.dtype for output in outputs] == [t.dtype for t in computed]
+            added = [function for function in graph.as_graph_def().library.function
+                     if function.signature.name not in before]
+            assert len(added) == 1, [function.signature.name for function in added]
+            definitions.append(added[0])
+    c_made, defun_made = definitions
+    assert c_made.signature.name.startswith("function_")
+    assert _comparable(c_made) == _comparable(defun_made)
