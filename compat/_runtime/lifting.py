@@ -261,12 +261,18 @@ def _function_of(graph_def, used, arguments, computed):
     Inception-style input imports hundreds of ops per preprocessing thread, and wrapping
     them was most of its tracing."""
     graph_def = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
+    taken = {node.name for node in graph_def.node}
     argument_of = {}
     for index, (name, value) in enumerate(zip(used, arguments)):
-        node = graph_def.node.add(name=f"compat_argument_{index}", op="Placeholder")
+        argument = f"compat_argument_{index}"
+        while argument in taken:
+            argument += "_"
+        node = graph_def.node.add(name=argument, op="Placeholder")
         node.attr["dtype"].type = value.dtype.as_datatype_enum
-        node.attr["shape"].shape.CopyFrom(value.shape.as_proto())
-        argument_of[name] = node.name
+        # Of unknown shape, as Defun's parameters are (its set_shape reaches no attribute):
+        # the function's argument attributes, which grappler reads, stay the same.
+        node.attr["shape"].shape.unknown_rank = True
+        argument_of[name] = argument
     for node in graph_def.node:
         for position, source in enumerate(node.input):
             if not source.startswith("^"):
@@ -289,15 +295,14 @@ def _function_of(graph_def, used, arguments, computed):
                 raise ValueError(str(error)) from None  # as import_graph_def reports it
             results = c_api_util.ScopedTFImportGraphDefResults(results)
             outputs = c_api.TF_ImportGraphDefResultsReturnOutputs(results.results)
-            c_function = c_api.TF_GraphToFunction_wrapper(
+            made = c_api_util.ScopedTFFunction(c_api.TF_GraphToFunction_wrapper(
                 c_graph, "function", True, None, outputs[:len(used)], outputs[len(used):],
-                [], [], [], None, None)
+                [], [], [], None, None), "function")
     finally:
         c_api.TF_DeleteImportGraphDefOptions(options)
-    with c_api_util.tf_buffer() as buffer:
+    with c_api_util.tf_buffer() as buffer, made.get() as c_function:
         c_api.TF_FunctionToFunctionDef(c_function, buffer)
         definition = function_pb2.FunctionDef.FromString(c_api.TF_GetBuffer(buffer))
-    c_api.TF_DeleteFunction(c_function)
     return legacy_function._from_definition(definition)  # pylint: disable=protected-access
 
 
@@ -336,8 +341,6 @@ def _imported(ops, input_map, wanted, inline):
                 arguments)
         else:
             values = _call_of(_function_of(graph_def, used, arguments, computed), arguments)
-            for value, tensor in zip(values, computed):
-                value.set_shape(tensor.shape)
     else:
         values = []
     by_name = dict(zip((tensor.name for tensor in computed), values))

@@ -82,6 +82,24 @@ _FLOAT_KERNELS_LEFT_ALONE = {
 # Random kernels draw from their own Philox stream whatever kernel rewrites a function gets.
 _RANDOM_DRAWS = {"RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal",
                  "RandomShuffle"}
+# Elementwise ops oneDNN has kernels of its own for, which the multi-device path may swap in:
+# its relu and max send NaN to 0 and -0.0 to +0.0 where Eigen's keep them. oneDNN 3 (TF 2.18
+# on) rewrites none of them but Relu and Relu6, which stay multi-device everywhere; with
+# oneDNN 2 (its `_MklAddN` op is registered) all of them may be rewritten.
+_ONEDNN_ELEMENTWISE = {"Relu", "Relu6"}
+_ONEDNN_2_ELEMENTWISE = {"Add", "AddV2", "AddN", "Sub", "Mul", "Maximum", "Minimum",
+                         "SquaredDifference", "BiasAdd", "ClipByValue"} | _ONEDNN_ELEMENTWISE
+
+
+def onednn_2_kernels() -> bool:
+    """Whether this TensorFlow has oneDNN 2's elementwise kernels (TF 2.15; not 2.18 on)."""
+    from tensorflow.python.framework import op_def_registry
+    return op_def_registry.get("_MklAddN") is not None
+
+
+def _one_device_elementwise() -> frozenset:
+    rewritten = _ONEDNN_2_ELEMENTWISE if onednn_2_kernels() else _ONEDNN_ELEMENTWISE
+    return frozenset(_ELEMENTWISE_EXACT - rewritten)
 
 
 def same_floats_on_one_device(ops) -> bool:
@@ -93,10 +111,12 @@ def same_floats_on_one_device(ops) -> bool:
     the user's ops on either path, in the function of their own the Session optimizes
     (`lifting.called_as_function`). So one device gives TF1's floats when every op moves,
     parses, compares or draws values, computes no float, is one correctly rounded IEEE
-    operation per element (whichever kernel computes it), or is a kernel left alone.
+    operation per element that oneDNN leaves to Eigen (see `_ONEDNN_ELEMENTWISE`), or is a
+    kernel left alone.
     """
+    elementwise = _one_device_elementwise()
     return all(op.type in _DATA_MOVEMENT or op.type in _PARSING_AND_STRINGS
-               or op.type in _ELEMENTWISE_EXACT or op.type in lifting.V1_CONTROL_FLOW
+               or op.type in elementwise or op.type in lifting.V1_CONTROL_FLOW
                or op.type in _RANDOM_DRAWS or op.type in _FLOAT_KERNELS_LEFT_ALONE
                or not any(tensor.dtype.is_floating or tensor.dtype.is_complex
                           for tensor in op.outputs)

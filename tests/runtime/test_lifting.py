@@ -94,7 +94,8 @@ def _per_element_work(tf, image, v1_control_flow=True):
 
 def _comparable(definition):
     """A FunctionDef without its name and its arguments' names: node names, ops, inputs and
-    attributes, and the signature's argument and result types."""
+    attributes, the signature's argument and result types, the arguments' attributes (the
+    shapes grappler starts from)."""
     position = {arg.name: f"argument {index}"
                 for index, arg in enumerate(definition.signature.input_arg)}
     nodes = sorted((node.name, node.op, tuple(position.get(name, name) for name in node.input),
@@ -104,7 +105,9 @@ def _comparable(definition):
     signature = ([arg.type for arg in definition.signature.input_arg],
                  [arg.type for arg in definition.signature.output_arg],
                  definition.signature.is_stateful)
-    return nodes, signature, sorted(definition.ret.values())
+    arguments = sorted((index, attrs.SerializeToString(deterministic=True))
+                       for index, attrs in definition.arg_attr.items())
+    return nodes, signature, sorted(definition.ret.values()), arguments
 
 
 def test_per_element_function_made_in_c_is_the_defun_path_s(tf_behavior):

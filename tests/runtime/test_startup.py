@@ -123,7 +123,11 @@ def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(
     # The user's ops stay in a function of their own, which the Session's grappler rewrites.
     computing = {name: one_device for name, (function, one_device) in functions.items()
                  if _calls_user_ops(function, functions, library, kernel)}
-    assert computing and all(computing.values()), computing
+    # oneDNN 2 (TF 2.15) has kernels of its own for the arithmetic: multi-device there.
+    from compat._runtime import vectorize
+    expected = kernel == "ResizeBilinear" or not vectorize.onednn_2_kernels()
+    assert computing and all(one_device == expected for one_device in computing.values()), (
+        computing)
 
 
 def test_padded_batch_stage_is_traced_when_its_graph_first_runs(legacy, shim):
