@@ -82,10 +82,10 @@ _FLOAT_KERNELS_LEFT_ALONE = {
 # Random kernels draw from their own Philox stream whatever kernel rewrites a function gets.
 _RANDOM_DRAWS = {"RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal",
                  "RandomShuffle"}
-# Elementwise ops oneDNN has kernels of its own for, which the multi-device path may swap in:
-# its relu and max send NaN to 0 and -0.0 to +0.0 where Eigen's keep them. oneDNN 3 (TF 2.18
-# on) rewrites none of them but Relu and Relu6, which stay multi-device everywhere; with
-# oneDNN 2 (its `_MklAddN` op is registered) all of them may be rewritten.
+# Elementwise ops oneDNN has kernels of its own for, which the multi-device path may swap in
+# (a relu or max in oneDNN may treat NaN and -0.0 otherwise than Eigen's). TF 2.18 on (oneDNN
+# 3) registers such a kernel for Relu only of these; Relu and Relu6 stay multi-device
+# everywhere. TF 2.15 (oneDNN 2, whose `_MklAddN` is registered) has kernels for all of them.
 _ONEDNN_ELEMENTWISE = {"Relu", "Relu6"}
 _ONEDNN_2_ELEMENTWISE = {"Add", "AddV2", "AddN", "Sub", "Mul", "Maximum", "Minimum",
                          "SquaredDifference", "BiasAdd", "ClipByValue"} | _ONEDNN_ELEMENTWISE
