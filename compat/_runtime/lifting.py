@@ -3,8 +3,10 @@
 TF1 code computes per-element values with ordinary graph ops on a stage's dequeued tensors
 (decode, parse, crop, cast...) and hands the results to the next stage. The shim finds that
 subgraph, walking back from the values to the outputs of earlier stages, and re-creates its
-ops inside the map function, op by op, with the same attributes (random ops keep their
-seeds) and the same static shapes (so `set_shape` calls the user made keep holding).
+ops for the map function with the same attributes (random ops keep their seeds): in a
+function of their own, made in C from their GraphDef (`_function_of`), or in the current
+graph for pfor to vectorize. The results keep their static shapes (so `set_shape` calls the
+user made keep holding).
 Lookup tables are not copied but shared with the user's graph (see `_TABLES_FOUND_BY_NAME`).
 """
 from __future__ import annotations
