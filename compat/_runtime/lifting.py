@@ -261,8 +261,8 @@ def _function_of(graph_def, used, arguments, computed):
     The same FunctionDef (the ops imported under the "lifted" prefix, one argument per
     `used` tensor, returning `computed`), without a Python object for each imported op: an
     Inception-style input imports hundreds of ops per preprocessing thread, and wrapping
-    them was most of its tracing."""
-    graph_def = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
+    them was most of its tracing. `graph_def` is rewritten in place (its inputs become
+    placeholders)."""
     taken = {node.name for node in graph_def.node}
     argument_of = {}
     for index, (name, value) in enumerate(zip(used, arguments)):
@@ -339,7 +339,7 @@ def _imported(ops, input_map, wanted, inline):
             # Functions the ops call (v2 control flow) must come along: Defun adds them.
             values = called_as_function(
                 lambda *parameters: _import_into_current_graph(
-                    ops, names, dict(zip(used, parameters)), computed),
+                    ops, names, dict(zip(used, parameters)), computed, graph_def),
                 arguments)
         else:
             values = _call_of(_function_of(graph_def, used, arguments, computed), arguments)
@@ -355,11 +355,11 @@ def _imported(ops, input_map, wanted, inline):
     return results
 
 
-def _import_into_current_graph(ops, names, input_map, computed):
+def _import_into_current_graph(ops, names, input_map, computed, graph_def=None):
     if not ops:
         return []
     returned = tf.graph_util.import_graph_def(
-        _graph_def_of(ops, names), input_map=input_map,
+        graph_def or _graph_def_of(ops, names), input_map=input_map,
         return_elements=[op.name for op in ops], name="lifted")
     imported = dict(zip((op.name for op in ops), returned))
     for op in ops:
