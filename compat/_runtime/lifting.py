@@ -248,8 +248,7 @@ def called_as_function(body, arguments, name="lifted"):
         shapes.extend(result.shape for result in results)
         return results
 
-    outputs = function(*arguments, name=name)
-    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    outputs = _call_of(function, arguments, name)
     for output, shape in zip(outputs, shapes):
         output.set_shape(shape)
     return outputs
@@ -309,6 +308,7 @@ def _function_of(graph_def, used, arguments, computed):
 
 
 def _call_of(function, arguments, name="lifted"):
+    """The outputs of a call of legacy function `function`, as a list (one comes bare)."""
     outputs = function(*arguments, name=name)
     return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
 

@@ -112,30 +112,44 @@ def _kernel_left_alone(tf, image, kernel):
     }[kernel]()
 
 
+def _ops_of(expression):
+    """The ops `expression(tf, image)` creates on an image, in a graph of their own."""
+    import tensorflow.compat.v1 as tf
+
+    with tf.Graph().as_default() as graph:
+        image = tf.identity(tf.zeros([6, 5, 3]))
+        ops_before = set(graph.get_operations())
+        expression(tf, image)
+        return [op for op in graph.get_operations() if op not in ops_before]
+
+
+def _behind_an_assert(expression):
+    """A pipeline computing `expression(tf, image)` per image behind an assert (stateful,
+    computes no float): never batched, prepared on one device when its ops allow it."""
+    def build(tf):
+        index = tf.train.range_input_producer(IMAGES, shuffle=False, num_epochs=2).dequeue()
+        with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
+            image = tf.gather(tf.constant(PIXELS), index)
+        return tf.train.batch(expression(tf, image), batch_size=4)
+    return build
+
+
 def test_the_kernels_left_alone_are_the_shims():
     import tensorflow.compat.v1 as tf
     from compat._runtime import vectorize
 
     assert set(KERNELS_LEFT_ALONE) == vectorize._FLOAT_KERNELS_LEFT_ALONE
     for kernel in KERNELS_LEFT_ALONE:
-        with tf.Graph().as_default() as graph:
-            image = tf.identity(tf.zeros([6, 5, 3]))
-            ops_before = set(graph.get_operations())
-            _kernel_left_alone(tf, image, kernel)
-            ops = [op for op in graph.get_operations() if op not in ops_before]
-            assert kernel in {op.type for op in ops}
-            # So the test below runs it on one device: nothing else computes a float.
-            assert vectorize.same_floats_on_one_device(ops), [op.type for op in ops]
+        ops = _ops_of(lambda tf, image, kernel=kernel: _kernel_left_alone(tf, image, kernel))
+        assert kernel in {op.type for op in ops}
+        # So the test below runs it on one device: nothing else computes a float.
+        assert vectorize.same_floats_on_one_device(ops), [op.type for op in ops]
 
 
 @pytest.mark.parametrize("kernel", KERNELS_LEFT_ALONE)
 def test_kernel_left_alone_per_element_is_tf1s(kernel, legacy, shim):
     """Behind an assert (stateful, computes no float): computed per element on one device."""
-    def build(tf):
-        index = tf.train.range_input_producer(IMAGES, shuffle=False, num_epochs=2).dequeue()
-        with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
-            image = tf.gather(tf.constant(PIXELS), index)
-        return tf.train.batch([_kernel_left_alone(tf, image, kernel)], batch_size=4)
+    build = _behind_an_assert(lambda tf, image: [_kernel_left_alone(tf, image, kernel)])
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
 
 
@@ -186,26 +200,16 @@ ONE_DEVICE_FAMILIES = {"division_by_constants": _divisions, "one_rounding": _one
 def test_one_device_expressions_per_element_are_tf1s(family, legacy, shim, tf_behavior):
     """Expressions the shim prepares on one device when they run element by element (behind
     an assert, which is stateful and computes no float): TF1's values to the last bit."""
-    import tensorflow.compat.v1 as tf
     from compat._runtime import vectorize
 
-    with tf.Graph().as_default() as graph:
-        image = tf.identity(tf.zeros([6, 5, 3]))
-        ops_before = set(graph.get_operations())
-        ONE_DEVICE_FAMILIES[family](tf, image)
-        ops = [op for op in graph.get_operations() if op not in ops_before]
+    ops = _ops_of(ONE_DEVICE_FAMILIES[family])
     types = {op.type for op in ops}
     # TF2 mode makes a cond an If, which computes floats; oneDNN 2 (TF 2.15) has kernels of its
     # own for the elementwise arithmetic, so it stays multi-device there.
     expected = not (family == "v1_control_flow" and tf_behavior == "tf2") and not (
         vectorize.onednn_2_kernels() and types & vectorize._ONEDNN_2_ELEMENTWISE)  # pylint: disable=protected-access
     assert vectorize.same_floats_on_one_device(ops) == expected, sorted(types)
-
-    def build(tf):
-        index = tf.train.range_input_producer(IMAGES, shuffle=False, num_epochs=2).dequeue()
-        with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
-            image = tf.gather(tf.constant(PIXELS), index)
-        return tf.train.batch(ONE_DEVICE_FAMILIES[family](tf, image), batch_size=4)
+    build = _behind_an_assert(ONE_DEVICE_FAMILIES[family])
     assert_streams_equal(run_stream(legacy, build, graph_seed=11),
                          run_stream(shim, build, graph_seed=11))
 
