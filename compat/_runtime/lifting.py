@@ -16,9 +16,9 @@ from typing import Callable
 
 import tensorflow as tf
 from tensorflow.core.framework import function_pb2, graph_pb2
-from tensorflow.python.client import pywrap_tf_session as c_api
-from tensorflow.python.framework import c_api_util
 from tensorflow.python.framework import function as legacy_function
+
+from compat._runtime import c_functions
 
 # Ops whose value lives outside the data stream: copying them into a map function would read
 # a fresh copy (a new variable) or nothing at all (a placeholder).
@@ -280,31 +280,10 @@ def _function_of(graph_def, used, arguments, computed):
                 tensor_name = source if ":" in source else f"{source}:0"
                 if tensor_name in argument_of:
                     node.input[position] = argument_of[tensor_name]
-    scratch = tf.Graph()
-    options = c_api.TF_NewImportGraphDefOptions()
-    try:
-        c_api.TF_ImportGraphDefOptionsSetPrefix(options, "lifted")
-        returned = [(argument_of[name], 0) for name in used] + [
-            (tensor.op.name, tensor.value_index) for tensor in computed]
-        for name, index in returned:
-            c_api.TF_ImportGraphDefOptionsAddReturnOutput(options, name, index)
-        with c_api_util.tf_buffer(graph_def.SerializeToString()) as serialized, \
-                scratch._c_graph.get() as c_graph:  # pylint: disable=protected-access
-            try:
-                results = c_api.TF_GraphImportGraphDefWithResults(c_graph, serialized, options)
-            except tf.errors.InvalidArgumentError as error:
-                raise ValueError(str(error)) from None  # as import_graph_def reports it
-            results = c_api_util.ScopedTFImportGraphDefResults(results)
-            outputs = c_api.TF_ImportGraphDefResultsReturnOutputs(results.results)
-            made = c_api_util.ScopedTFFunction(c_api.TF_GraphToFunction_wrapper(
-                c_graph, "function", True, None, outputs[:len(used)], outputs[len(used):],
-                [], [], [], None, None), "function")
-    finally:
-        c_api.TF_DeleteImportGraphDefOptions(options)
-    with c_api_util.tf_buffer() as buffer, made.get() as c_function:
-        c_api.TF_FunctionToFunctionDef(c_function, buffer)
-        definition = function_pb2.FunctionDef.FromString(c_api.TF_GetBuffer(buffer))
-    return legacy_function._from_definition(definition)  # pylint: disable=protected-access
+    return c_functions.of_graph_def(
+        graph_def, [(argument_of[name], 0) for name in used],
+        [(tensor.op.name, tensor.value_index) for tensor in computed], "function",
+        prefix="lifted")
 
 
 def _call_of(function, arguments, name="lifted"):

@@ -52,7 +52,7 @@ from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import build_context, graph_hooks, session_runs, stage_iterators
+from compat._runtime import build_context, graph_hooks, session_runs, stage_iterators, warm_up
 
 
 @dataclass(frozen=True)
@@ -480,5 +480,6 @@ def iterator_attrs(owner: _Owner) -> dict:
                 output_shapes=_structure.get_flat_tensor_shapes(spec))
 
 
+warm_up.start()
 graph_hooks.install(build_pending)
 session_runs.install()

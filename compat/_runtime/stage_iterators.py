@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2
+from tensorflow.core.framework import attr_value_pb2, graph_pb2, tensor_pb2
 from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.util import structure as _structure
-from tensorflow.python.framework import function as legacy_function
+from tensorflow.python.framework import versions
 from tensorflow.python.ops import gen_dataset_ops
+
+from compat._runtime import c_functions
 
 
 _UNBUILT = ("compat.v1: this pipeline was not built before its graph ran (a graph run in a "
@@ -19,23 +21,43 @@ _REFUSED = ("compat.v1: these tensors are consumed by another pipeline stage (a 
             "elements as in TF1).")
 
 
+def _failing_dataset(message: str) -> graph_pb2.GraphDef:
+    """A GraphDef whose node "dataset" makes a dataset that fails with `message` when made:
+    an assert of False, then from_tensors(0) (written out: parsing text or building the ops
+    through Python costs milliseconds)."""
+    graph_def = graph_pb2.GraphDef()
+    graph_def.versions.producer = versions.GRAPH_DEF_VERSION
+
+    def constant(name, dtype, **value):
+        node = graph_def.node.add(name=name, op="Const")
+        node.attr["dtype"].type = dtype.as_datatype_enum
+        node.attr["value"].tensor.CopyFrom(tensor_pb2.TensorProto(
+            dtype=dtype.as_datatype_enum, tensor_shape={}, **value))
+
+    constant("message", tf.string, string_val=[message.encode()])
+    constant("false", tf.bool, bool_val=[False])
+    constant("zero", tf.int32, int_val=[0])
+    failed = graph_def.node.add(name="assert", op="Assert", input=["false", "message"])
+    failed.attr["T"].list.type.append(tf.string.as_datatype_enum)
+    dataset = graph_def.node.add(name="dataset", op="TensorDataset", input=["zero", "^assert"])
+    dataset.attr["Toutput_types"].list.type.append(tf.int32.as_datatype_enum)
+    dataset.attr["output_shapes"].list.shape.add()
+    return graph_def
+
+
+# message -> the function that fails with it, made once per process (see `_failing_factory`)
+_failing_factories: dict = {}
+
+
 def _failing_factory(graph, message):
-    """A dataset factory (one per graph and message) that fails with `message` when run: the
-    stand-in of an iterator that must never yield (the op's name in TF's error says which)."""
-    factories = getattr(graph, "_compat_failing_factories", None)
-    if factories is None:
-        factories = graph._compat_failing_factories = {}  # pylint: disable=protected-access
-    factory = factories.get(message)
+    """A dataset factory that fails with `message` when run, in `graph`: the stand-in of an
+    iterator that must never yield (the op's name in TF's error says which). Made once per
+    process from a GraphDef, in C (a Defun per graph cost ~2 ms of every pipeline's build)."""
+    factory = _failing_factories.get(message)
     if factory is None:
-        @legacy_function.Defun()
-        def factory():
-            failed = tf.debugging.Assert(tf.constant(False), [message])
-            with tf.control_dependencies([failed]):
-                dataset = tf.data.Dataset.from_tensors(0)
-            return dataset._variant_tensor  # pylint: disable=protected-access
-        with graph.as_default():
-            factory.add_to_graph(graph)
-        factories[message] = factory
+        factory = _failing_factories.setdefault(message, c_functions.of_graph_def(
+            _failing_dataset(message), [], [("dataset", 0)], "failing_factory"))
+    c_functions.add_once(factory, graph)
     return factory
 
 
