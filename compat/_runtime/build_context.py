@@ -17,6 +17,8 @@ from tensorflow.python.autograph.core import ag_ctx as _autograph_ctx
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import control_flow_util as _control_flow_util
 
+from compat._runtime import dataset_functions
+
 
 @contextlib.contextmanager
 def seed_counter_preserved(graph: tf.Graph):
@@ -159,6 +161,10 @@ def repeatable_order_now() -> bool:
     return bool(frames) and frames[-1].repeatable_order
 
 
+def _building_now() -> bool:
+    return bool(_build_frames.__dict__.get("frames"))
+
+
 def _one_device_functions_now() -> bool:
     frames = _build_frames.__dict__.get("frames")
     return bool(frames) and frames[-1].one_device_functions
@@ -200,7 +206,10 @@ def _install_one_device_functions() -> None:
                 and not kwargs.get("use_legacy_function")):
             kwargs["defun_kwargs"] = {**(kwargs.get("defun_kwargs") or {}),
                                       "experimental_ints_on_device": True}
-        original(self, *args, **kwargs)
+        if _building_now() and len(args) <= 8 and dataset_functions.can_trace(kwargs):
+            dataset_functions.trace(self, *args, **kwargs)
+        else:
+            original(self, *args, **kwargs)
 
     wrapper_class.__init__ = init
     wrapper_class._compat_one_device = True  # pylint: disable=protected-access

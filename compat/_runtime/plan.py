@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import func_graph as _func_graph
 from tensorflow.python.ops import gen_dataset_ops
@@ -52,7 +53,8 @@ from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import build_context, graph_hooks, session_runs, stage_iterators, warm_up
+from compat._runtime import (build_context, dataset_factories, graph_hooks, session_runs,
+                              stage_iterators, warm_up)
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
     with build_context.building(graph) as frame:
         dataset = _taken_as(dataset_factory(), on_demand)
         with tf.control_dependencies(_sorted_ops(frame.owners)):
-            iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
+            iterator = stage_iterators.one_shot_iterator(dataset)
             element = stage_iterators.next_of(iterator, name, blocking=not frame.waits_on_runs)
     flat = tf.nest.flatten(element, expand_composites=True)
     get_next_op = stage_iterators.get_next_op_of(flat)
@@ -247,7 +249,7 @@ def _build_stage(stage: Stage) -> None:
     scope = stage.name if stage.name.endswith("/") else None
     with build_context.building(graph) as frame, tf.compat.v1.name_scope(scope):
         dataset = _own_dataset(stage)
-        fresh = tf.compat.v1.data.make_one_shot_iterator(dataset)
+        factory = dataset_factories.of_dataset(dataset)
     if frame.waits_on_runs and stage.get_next_op.type == "IteratorGetNextSync":
         raise AssertionError(f"{stage.name}: built to block, now reads a fed queue")
     built, declared = (tf.nest.flatten(spec) for spec in (dataset.element_spec,
@@ -256,9 +258,7 @@ def _build_stage(stage: Stage) -> None:
             part.is_compatible_with(want) for part, want in zip(built, declared)):
         raise AssertionError(f"{stage.name}: built {dataset.element_spec}, declared "
                              f"{stage.element_spec}")
-    fresh_op = tf.nest.flatten(fresh._iterator_resource)[0].op  # pylint: disable=protected-access
-    stage.iterator_op._set_attr(  # pylint: disable=protected-access
-        "dataset_factory", fresh_op.node_def.attr["dataset_factory"])
+    stage.iterator_op._set_attr("dataset_factory", factory)  # pylint: disable=protected-access
     _run_after(frame.owners, [stage.iterator_op, stage.get_next_op])
 
 
@@ -384,11 +384,21 @@ class _Owner:
     def _initializer(dataset, shared_name) -> tf.Operation:
         """A one-shot iterator over nothing, whose factory makes `dataset`'s iterator under
         `shared_name` (a one-shot iterator runs its factory once per Session)."""
+        return gen_dataset_ops.one_shot_iterator(
+            dataset_factory=_Owner._factory(dataset, shared_name), output_types=[tf.int32],
+            output_shapes=[[]], name="shared_stream").op
+
+    @staticmethod
+    def _factory(dataset, shared_name):
+        """The initializer's dataset factory (see `dataset_factories.making_shared_iterator`)."""
         dataset = stage_iterators.with_pipeline_options(dataset)
+        made = dataset_factories.making_shared_iterator(dataset, shared_name)
+        if made is not None:
+            return made
         types = _structure.get_flat_tensor_types(dataset.element_spec)
         shapes = _structure.get_flat_tensor_shapes(dataset.element_spec)
 
-        # As make_one_shot_iterator does: the dataset's ops are copied into the factory.
+        # Where its ops cannot be copied: as make_one_shot_iterator copies them, and its error.
         @legacy_function.Defun(
             capture_by_value=True,
             allowlisted_stateful_ops=_traverse.obtain_capture_by_value_ops(dataset))
@@ -400,10 +410,7 @@ class _Owner:
                 return tf.data.Dataset.from_tensors(tf.constant(0))._variant_tensor  # pylint: disable=protected-access
 
         make_shared_iterator.add_to_graph(tf.compat.v1.get_default_graph())
-        marker = gen_dataset_ops.one_shot_iterator(
-            dataset_factory=make_shared_iterator, output_types=[tf.int32], output_shapes=[[]],
-            name="shared_stream")
-        return marker.op
+        return make_shared_iterator
 
     def rebuild(self) -> None:
         _build_when_used(self.init_op.graph, ("owner", self.shared_name), self.build)
@@ -411,11 +418,11 @@ class _Owner:
     def build(self) -> None:
         graph = self.init_op.graph
         with build_context.building(graph) as frame:
-            fresh = self._initializer(_all_elements(self.stream), self.shared_name)
+            factory = self._factory(_all_elements(self.stream), self.shared_name)
         if frame.waits_on_runs and not self.waits_on_runs:
             raise AssertionError(f"shared stream {self.shared_name}: now reads a fed queue")
-        self.init_op._set_attr(  # pylint: disable=protected-access
-            "dataset_factory", fresh.node_def.attr["dataset_factory"])
+        self.init_op._set_attr("dataset_factory", attr_value_pb2.AttrValue(  # pylint: disable=protected-access
+            func=attr_value_pb2.NameAttrList(name=factory.name)))
         _run_after(frame.owners, [self.init_op])
 
 

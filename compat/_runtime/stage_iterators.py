@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2, graph_pb2, tensor_pb2
+from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.util import structure as _structure
-from tensorflow.python.framework import versions
 from tensorflow.python.ops import gen_dataset_ops
 
-from compat._runtime import c_functions
+from compat._runtime import dataset_factories
 
 
 _UNBUILT = ("compat.v1: this pipeline was not built before its graph ran (a graph run in a "
@@ -21,68 +20,42 @@ _REFUSED = ("compat.v1: these tensors are consumed by another pipeline stage (a 
             "elements as in TF1).")
 
 
-def _failing_dataset(message: str) -> graph_pb2.GraphDef:
-    """A GraphDef whose node "dataset" makes a dataset that fails with `message` when made:
-    an assert of False, then from_tensors(0) (written out: parsing text or building the ops
-    through Python costs milliseconds)."""
-    graph_def = graph_pb2.GraphDef()
-    graph_def.versions.producer = versions.GRAPH_DEF_VERSION
-
-    def constant(name, dtype, **value):
-        node = graph_def.node.add(name=name, op="Const")
-        node.attr["dtype"].type = dtype.as_datatype_enum
-        node.attr["value"].tensor.CopyFrom(tensor_pb2.TensorProto(
-            dtype=dtype.as_datatype_enum, tensor_shape={}, **value))
-
-    constant("message", tf.string, string_val=[message.encode()])
-    constant("false", tf.bool, bool_val=[False])
-    constant("zero", tf.int32, int_val=[0])
-    failed = graph_def.node.add(name="assert", op="Assert", input=["false", "message"])
-    failed.attr["T"].list.type.append(tf.string.as_datatype_enum)
-    dataset = graph_def.node.add(name="dataset", op="TensorDataset", input=["zero", "^assert"])
-    dataset.attr["Toutput_types"].list.type.append(tf.int32.as_datatype_enum)
-    dataset.attr["output_shapes"].list.shape.add()
-    return graph_def
-
-
-# message -> the function that fails with it, made once per process (see `_failing_factory`)
-_failing_factories: dict = {}
-
-
-def _failing_factory(graph, message):
-    """A dataset factory that fails with `message` when run, in `graph`: the stand-in of an
-    iterator that must never yield (the op's name in TF's error says which). Made once per
-    process from a GraphDef, in C (a Defun per graph cost ~2 ms of every pipeline's build)."""
-    factory = _failing_factories.get(message)
-    if factory is None:
-        factory = _failing_factories.setdefault(message, c_functions.of_graph_def(
-            _failing_dataset(message), [], [("dataset", 0)], "failing_factory"))
-    c_functions.add_once(factory, graph)
-    return factory
-
-
 def refuse_direct_fetches(iterator_op) -> None:
     """Make a stage's own iterator fail, naming the rule, when its tensors are fetched (see
     `plan`: a stage consumed by one other stage gives that stage its elements)."""
-    factory = _failing_factory(iterator_op.graph, _REFUSED)
+    factory = dataset_factories.failing(iterator_op.graph, _REFUSED)
     iterator_op._set_attr("dataset_factory", attr_value_pb2.AttrValue(  # pylint: disable=protected-access
         func=attr_value_pb2.NameAttrList(name=factory.name)))
+
+
+def _iterator(dataset_factory, element_spec, name=None):
+    """A one-shot iterator of `element_spec` that runs `dataset_factory` (a function, or the
+    attribute naming one)."""
+    legacy = lambda method: tf.nest.map_structure(  # noqa: E731
+        lambda spec: getattr(spec, method)(), element_spec)
+    if isinstance(dataset_factory, attr_value_pb2.AttrValue):
+        dataset_factory = dataset_factory.func
+    handle = gen_dataset_ops.one_shot_iterator(
+        dataset_factory=dataset_factory,
+        output_types=_structure.get_flat_tensor_types(element_spec),
+        output_shapes=_structure.get_flat_tensor_shapes(element_spec), name=name)
+    return _iterator_ops.Iterator(handle, None, legacy("_to_legacy_output_types"),
+                                  legacy("_to_legacy_output_shapes"),
+                                  legacy("_to_legacy_output_classes"))
+
+
+def one_shot_iterator(dataset):
+    """`make_one_shot_iterator(dataset)`, with its factory made in C (see
+    `dataset_factories`)."""
+    with tf.compat.v1.colocate_with(dataset._variant_tensor):  # pylint: disable=protected-access
+        return _iterator(dataset_factories.of_dataset(dataset), dataset.element_spec)
 
 
 def unbuilt_iterator(graph, element_spec, name=None):
     """A one-shot iterator of `element_spec` whose dataset is set when the stage is built
     (`plan.build_pending`); its stand-in factory fails, naming the cause, if the graph ever
     runs without it."""
-    factory = _failing_factory(graph, _UNBUILT)
-    legacy = lambda method: tf.nest.map_structure(  # noqa: E731
-        lambda spec: getattr(spec, method)(), element_spec)
-    handle = gen_dataset_ops.one_shot_iterator(
-        dataset_factory=factory,
-        output_types=_structure.get_flat_tensor_types(element_spec),
-        output_shapes=_structure.get_flat_tensor_shapes(element_spec), name=name)
-    return _iterator_ops.Iterator(handle, None, legacy("_to_legacy_output_types"),
-                                  legacy("_to_legacy_output_shapes"),
-                                  legacy("_to_legacy_output_classes"))
+    return _iterator(dataset_factories.failing(graph, _UNBUILT), element_spec, name=name)
 
 
 def next_of(iterator, name, blocking):

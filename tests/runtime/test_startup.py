@@ -153,9 +153,9 @@ def test_padded_batch_stage_is_traced_when_its_graph_first_runs(legacy, shim):
         with shim.Session() as sess:
             first = sess.run(batch)
         traced_at_run = set(graph._functions) - traced_at_build  # pylint: disable=protected-access
-    # At build: only the stand-in factories of its iterators (see `stage_iterators`).
-    from compat._runtime import stage_iterators
-    stand_ins = {factory.name for factory in stage_iterators._failing_factories.values()}  # pylint: disable=protected-access
+    # At build: only the stand-in factories of its iterators (see `dataset_factories`).
+    from compat._runtime import dataset_factories
+    stand_ins = {factory.name for factory in dataset_factories._failing.values()}  # pylint: disable=protected-access
     assert traced_at_build and traced_at_build <= stand_ins, traced_at_build
     assert any("Dataset_padded_batch" in name or "Dataset_map" in name
                for name in traced_at_run), traced_at_run

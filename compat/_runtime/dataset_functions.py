@@ -1,0 +1,95 @@
+"""The shim's tf.data functions, traced as tf.data traces them minus tf.function's dispatch.
+
+tf.data turns every `map`/`flat_map`/`filter`... function into a graph function through
+`StructuredFunctionWrapper`, which wraps it in a `tf.function` and asks for its one concrete
+function: a polymorphic function, its function type, a trace cache and a second pass through
+that cache, for a function traced exactly once. That machinery was ~60% of the wrapper's
+~3 ms per function, and an Inception-style input traces 22 of them when its graph first runs.
+
+`trace` makes the same function by the steps `tf.function` takes for a new trace: the
+argument placeholders named as `tf.function` names them, the body traced into a `FuncGraph`
+with automatic control dependencies, the `ConcreteFunction` made from that graph with the
+same attributes (`_tf_data_function` and the caller's). The FunctionDef is the same, but for
+its uid-numbered name (tested). Only the shim's own builds use it (see `build_context`);
+anything unusual (legacy functions, tf.data's debug mode, eager execution) takes TF's path.
+"""
+from __future__ import annotations
+
+from tensorflow.python.data.ops import structured_function
+from tensorflow.python.eager.polymorphic_function import concrete_function
+from tensorflow.python.framework import func_graph
+
+# What tf.data's own wrapper uses, as it imports it.
+autograph = structured_function.autograph
+autograph_ctx = structured_function.autograph_ctx
+context = structured_function.context
+debug_mode = structured_function.debug_mode
+def_function = structured_function.def_function
+function_utils = structured_function.function_utils
+ops = structured_function.ops
+structure = structured_function.structure
+variable_utils = structured_function.variable_utils
+
+
+def can_trace(kwargs) -> bool:
+    """Whether `trace` makes what TF would for a wrapper built with these keyword arguments."""
+    return (not kwargs.get("use_legacy_function") and not debug_mode.DEBUG_MODE
+            and not def_function.functions_run_eagerly() and not context.executing_eagerly())
+
+
+def _input_structure(dataset, input_classes, input_shapes, input_types, input_structure):
+    """The arguments' structure, from whichever of TF's ways the caller gave it."""
+    if input_structure is not None:
+        return input_structure
+    if dataset is not None:
+        return dataset.element_spec
+    return structure.convert_legacy_structure(input_types, input_shapes, input_classes)
+
+
+def _function_name(func, transformation_name: str) -> str:
+    readable = transformation_name.replace(".", "_")[:-2] if len(transformation_name) > 2 else ""
+    name = "_".join([readable, function_utils.get_func_name(func)])
+    for symbol in ["<", ">", "\\", "'", " "]:
+        name = name.replace(symbol, "")
+    return name
+
+
+def trace(wrapper, func, transformation_name, dataset=None, input_classes=None,
+          input_shapes=None, input_types=None, input_structure=None, add_to_graph=True,
+          use_legacy_function=False, defun_kwargs=None) -> None:
+    """Fill `wrapper` (a `StructuredFunctionWrapper` being initialized) as its `__init__`
+    would, for the arguments `can_trace` accepts."""
+    del use_legacy_function  # False: see `can_trace`
+    # pylint: disable=protected-access
+    wrapper._input_structure = _input_structure(dataset, input_classes, input_shapes,
+                                                input_types, input_structure)
+    wrapper._func = func
+    name = _function_name(func, transformation_name)
+    autograph_status = autograph_ctx.control_status_ctx()
+
+    def traced(*args):
+        nested_args = structure.from_compatible_tensor_list(wrapper._input_structure, args)
+        if not structured_function._should_unpack(nested_args):
+            nested_args = (nested_args,)
+        returned = autograph.tf_convert(wrapper._func, autograph_status)(*nested_args)
+        returned = variable_utils.convert_variables_to_tensors(returned)
+        if structured_function._should_pack(returned):
+            returned = tuple(returned)
+        try:
+            wrapper._output_structure = structure.type_spec_from_value(returned)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"Unsupported return value from function passed to "
+                            f"{transformation_name}: {returned}.") from e
+        flat = structure.to_tensor_list(wrapper._output_structure, returned)
+        return [ops.convert_to_tensor(tensor) for tensor in flat]
+
+    specs = structure.get_flat_tensor_specs(wrapper._input_structure)
+    graph = func_graph.func_graph_from_py_func(
+        name, traced, specs, {}, add_control_dependencies=True,
+        arg_names=[f"args_{index}" for index in range(len(specs))])
+    attributes = {**(defun_kwargs or {}), "_tf_data_function": True}
+    wrapper._function = concrete_function.ConcreteFunction.from_func_graph(
+        graph, None, attributes, shared_func_graph=False)
+    if add_to_graph:
+        wrapper._function.add_to_graph(ops.get_default_graph())
+    # pylint: enable=protected-access

@@ -1,0 +1,174 @@
+"""The shim's graph functions are made outside TF's Python function builders (for startup
+speed) but are the functions TF's builders make: tf.data functions traced without
+tf.function's dispatch (`dataset_functions`), one-shot iterator factories copied in C
+(`dataset_factories`). Each is compared with what TF itself makes, in both TF behaviours."""
+import re
+
+import numpy as np
+import pytest
+
+from conftest import run_stream
+
+_UID = re.compile(r"(__inference_\w+?)_\d+\b")
+_HASHED = re.compile(r"\b((?:_?make_dataset|make_shared_iterator|function)_)[A-Za-z0-9_-]{11}\b")
+_SHARED_NAME = re.compile(r"\bcompat_stream_[0-9a-f]{32}\b")
+
+
+def _canonical(text: str) -> str:
+    """A FunctionDef's text without the uids, hashes and shared streams' random names that
+    differ from build to build."""
+    text = _SHARED_NAME.sub("compat_stream_NAME", text)
+    return _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
+
+
+def _tf_data_functions(graph) -> list:
+    library = graph.as_graph_def().library.function
+    return sorted(_canonical(str(function)) for function in library
+                  if "_tf_data_function" in function.attr)
+
+
+def mnist_like(tf):
+    """Records, a shuffled producer, per-record parsing, a shuffle batch."""
+    serialized = [tf.train.Example(features=tf.train.Features(feature={
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[index]))}))
+        .SerializeToString() for index in range(20)]
+    record = tf.train.string_input_producer(serialized, num_epochs=2, seed=7).dequeue()
+    label = tf.parse_single_example(record, {"label": tf.FixedLenFeature([], tf.int64)})
+    return tf.train.shuffle_batch([label["label"] * 2], 4, capacity=12, min_after_dequeue=5,
+                                  seed=3)
+
+
+def preprocessing_threads(tf):
+    """One queue dequeued by three preprocessing threads, then a batch_join (shared
+    streams), with a seeded flip."""
+    queue = tf.train.range_input_producer(12, num_epochs=1, shuffle=False)
+    index = queue.dequeue()
+    per_thread = []
+    for _ in range(3):
+        value = tf.cast(queue.dequeue(), tf.float32)
+        flipped = tf.cond(tf.random_uniform([], seed=5) < 0.5, lambda: -value, lambda: value)
+        per_thread.append([flipped])
+    del index
+    return tf.train.batch_join(per_thread, 3, allow_smaller_final_batch=True)
+
+
+def padded_captions(tf):
+    length = tf.train.range_input_producer(7, shuffle=False, num_epochs=1).dequeue() % 3 + 1
+    return tf.train.batch([tf.range(length)], 2, dynamic_pad=True,
+                          allow_smaller_final_batch=True)
+
+
+@pytest.mark.parametrize("build", [mnist_like, preprocessing_threads, padded_captions])
+def test_tf_data_functions_are_tf_s_own(build, shim, monkeypatch):
+    """The same pipeline traced through `dataset_functions` and through TF's
+    StructuredFunctionWrapper has the same tf.data functions, uids and hashes aside, and the
+    same first batch."""
+    import tensorflow as real_tf
+    from compat._runtime import dataset_functions
+
+    def traced():
+        graph = real_tf.Graph()
+        with graph.as_default():
+            real_tf.compat.v1.set_random_seed(1)
+            fetches = build(shim)
+            with shim.Session() as sess:
+                sess.run(shim.local_variables_initializer())
+                first = sess.run(fetches)
+        return _tf_data_functions(graph), first
+
+    fast, fast_first = traced()
+    calls = []
+    real_can_trace = dataset_functions.can_trace
+    monkeypatch.setattr(dataset_functions, "can_trace",
+                        lambda kwargs: calls.append(real_can_trace(kwargs)) and False)
+    tfs, tfs_first = traced()
+    assert calls and all(calls), "the shim's own functions did not go through the fast path"
+    assert fast and fast == tfs
+    if build is not preprocessing_threads:  # three threads: TF1's order is timing's
+        for got, want in zip(real_tf.nest.flatten(fast_first), real_tf.nest.flatten(tfs_first)):
+            np.testing.assert_array_equal(got, want)
+
+
+def _factory_body(graph, name):
+    """A function's nodes as the set of their computations (op, attributes, and what their
+    inputs compute, recursively), and what it returns: the same for copies that name their
+    nodes differently or copy a constant twice (Defun does both when a name scope has taken
+    a copy's name)."""
+    definition = next(function for function in graph.as_graph_def().library.function
+                      if function.signature.name == name)
+    nodes = {node.name: node for node in definition.node_def}
+    computed = {}
+
+    def computation(node_name):
+        if node_name not in computed:
+            node = nodes[node_name]
+            inputs = []
+            for source in node.input:
+                control = source.startswith("^")
+                producer, *output = source.lstrip("^").split(":", 1)
+                inputs.append((control, computation(producer), tuple(output)))
+            attrs = tuple(sorted((key, value.SerializeToString(deterministic=True))
+                                 for key, value in node.attr.items()))
+            computed[node_name] = repr((node.op, attrs, tuple(inputs)))
+        return computed[node_name]
+
+    returned = sorted(computation(source.split(":")[0]) + source.partition(":")[2]
+                      for source in definition.ret.values())
+    signature = ([arg.type for arg in definition.signature.output_arg],
+                 definition.signature.is_stateful)
+    return sorted({computation(name) for name in nodes}), signature, returned
+
+
+def test_one_shot_factory_copies_what_tf_copies(shim):
+    """`dataset_factories.of_dataset` makes the function make_one_shot_iterator's Defun
+    makes: the dataset's ops copied by value, control inputs left behind."""
+    import tensorflow as real_tf
+    from compat._runtime import dataset_factories
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        tf = real_tf.compat.v1
+        files = tf.constant(["a", "b", "c"])
+        with tf.control_dependencies([tf.debugging.assert_positive(tf.size(files))]):
+            files = tf.identity(files)
+        dataset = (tf.data.Dataset.from_tensor_slices(files).shuffle(3, seed=2).repeat(2)
+                   .map(tf.strings.length).batch(2))
+        theirs = tf.data.make_one_shot_iterator(dataset)._iterator_resource.op  # pylint: disable=protected-access
+        ours = dataset_factories.of_dataset(dataset)
+        want = _factory_body(graph, theirs.get_attr("dataset_factory").name)
+        got = _factory_body(graph, ours.func.name)
+    assert want == got
+
+
+@pytest.mark.parametrize("source", ["placeholder", "stateful op"])
+def test_one_shot_factory_refuses_what_tf_refuses(source, shim):
+    """What make_one_shot_iterator cannot copy (a placeholder, a stateful op) fails with its
+    own error."""
+    import tensorflow as real_tf
+    from compat._runtime import dataset_factories
+
+    def dataset(tf):
+        value = (tf.placeholder(tf.float32, []) if source == "placeholder"
+                 else tf.random_uniform([]))
+        return tf.data.Dataset.from_tensors(value)
+
+    errors = []
+    for make in (real_tf.compat.v1.data.make_one_shot_iterator, dataset_factories.of_dataset):
+        with real_tf.Graph().as_default():
+            with pytest.raises(ValueError) as raised:
+                make(dataset(real_tf.compat.v1))
+            errors.append(str(raised.value))
+    assert errors[0] == errors[1]
+
+
+def test_shared_stream_factory_gives_each_element_once(legacy, shim):
+    """Three dequeues of one queue (shared through an iterator the C-made factory creates)
+    split its elements as TF1's queue does."""
+    def build(tf):
+        queue = tf.train.range_input_producer(30, num_epochs=1, shuffle=False)
+        return [queue.dequeue(), queue.dequeue(), queue.dequeue()]
+
+    def elements(tf):
+        return sorted(int(value) for step in run_stream(tf, build) for value in step)
+
+    assert elements(shim) == elements(legacy) == list(range(30))
