@@ -10,12 +10,16 @@ from tensorflow.python.framework import c_api_util
 from tensorflow.python.framework import function as legacy_function
 
 
-def of_graph_def(graph_def: graph_pb2.GraphDef, inputs, outputs, name: str, prefix: str = ""):
+def of_graph_def(graph_def: graph_pb2.GraphDef, inputs, outputs, name: str, prefix: str = "",
+                 skipped_by_grappler: bool = False):
     """A legacy function (`_DefinedFunction`) of every node of `graph_def`, taking the tensors
     `inputs` (Placeholder nodes) and returning `outputs`, both given as (node name, output
     index); named `name` plus a hash of its body. The nodes are imported under `prefix`
     (node names in the FunctionDef are those of the import). A GraphDef TF cannot import
-    raises ValueError, as `import_graph_def` reports it."""
+    raises ValueError, as `import_graph_def` reports it.
+
+    skipped_by_grappler: mark it as tf.data marks its functions, which the Session's grappler
+    leaves alone, and as never to be inlined into its callers (see `dataset_factories`)."""
     scratch = tf.Graph()
     options = c_api.TF_NewImportGraphDefOptions()
     try:
@@ -39,6 +43,9 @@ def of_graph_def(graph_def: graph_pb2.GraphDef, inputs, outputs, name: str, pref
     with c_api_util.tf_buffer() as buffer, made.get() as c_function:
         c_api.TF_FunctionToFunctionDef(c_function, buffer)
         definition = function_pb2.FunctionDef.FromString(c_api.TF_GetBuffer(buffer))
+    if skipped_by_grappler:
+        definition.attr["_tf_data_function"].b = True
+        definition.attr["_noinline"].b = True
     return legacy_function._from_definition(definition)  # pylint: disable=protected-access
 
 

@@ -5,6 +5,16 @@ TF's `make_one_shot_iterator` copies the dataset's ops into a Defun one Python o
 (~0.15 ms an op, ~3-5 ms a pipeline, 20-40 ms for an Inception-style input's streams); here
 the same ops go in as one GraphDef. Also here: the stand-ins of iterators that must fail when
 run, made once per process, and the factory that creates a shared stream's iterator.
+
+Grappler. At a fetch's first run the Session's grappler optimizes every function the fetch
+reaches but tf.data's own, and a factory, the whole dataset graph, took it 10-20 ms with
+nothing to gain. So the ops that make the dataset go into a function marked as tf.data marks
+its functions (and not to be inlined), which a one-node function calls: grappler optimizes
+that one node (~1 ms). Optimizing it matters: grappler marks the functions that tf.data
+functions call (the user's ops, see `lifting.called_as_function`) as tf.data's too, and forgets
+that mark only when a pass over the library changed a function; its next pass then optimizes
+the user's ops as TF1's Session optimizes them (tests/runtime/test_float_exactness.py checks
+the rewrites that follow). The same held when the factory was the whole dataset graph.
 """
 from __future__ import annotations
 
@@ -50,7 +60,7 @@ def failing(graph: tf.Graph, message: str):
         failed.attr["T"].list.type.append(tf.string.as_datatype_enum)
         _add_marker_dataset(graph_def, after="assert", name="dataset")
         factory = _failing.setdefault(message, c_functions.of_graph_def(
-            graph_def, [], [("dataset", 0)], "failing_factory"))
+            graph_def, [], [("dataset", 0)], "failing_factory", skipped_by_grappler=True))
     c_functions.add_once(factory, graph)
     return factory
 
@@ -86,6 +96,22 @@ def _by_value(dataset: tf.data.Dataset) -> graph_pb2.GraphDef | None:
     return graph_def
 
 
+def _factory(graph_def: graph_pb2.GraphDef, output, name: str):
+    """A dataset factory, added to the current graph, returning `output` of `graph_def`'s ops:
+    a one-node function calling a function of those ops (see the module docstring)."""
+    graph = tf.compat.v1.get_default_graph()
+    body = c_functions.of_graph_def(graph_def, [], [output], f"{name}_body",
+                                    skipped_by_grappler=True)
+    body.add_to_graph(graph)
+    calling = graph_pb2.GraphDef()
+    calling.versions.CopyFrom(graph_def.versions)
+    calling.library.function.add().CopyFrom(body.definition)
+    calling.node.add(name="made", op=body.name)
+    factory = c_functions.of_graph_def(calling, [], [("made", 0)], name)
+    factory.add_to_graph(graph)
+    return factory
+
+
 def _as_attr(factory) -> attr_value_pb2.AttrValue:
     return attr_value_pb2.AttrValue(func=attr_value_pb2.NameAttrList(name=factory.name))
 
@@ -99,10 +125,7 @@ def of_dataset(dataset: tf.data.Dataset) -> attr_value_pb2.AttrValue:
         op = tf.nest.flatten(iterator._iterator_resource)[0].op  # pylint: disable=protected-access
         return op.node_def.attr["dataset_factory"]
     variant = dataset._variant_tensor  # pylint: disable=protected-access
-    factory = c_functions.of_graph_def(graph_def, [], [(variant.op.name, variant.value_index)],
-                                       "make_dataset")
-    factory.add_to_graph(tf.compat.v1.get_default_graph())
-    return _as_attr(factory)
+    return _as_attr(_factory(graph_def, (variant.op.name, variant.value_index), "make_dataset"))
 
 
 def making_shared_iterator(dataset: tf.data.Dataset, shared_name: str):
@@ -129,7 +152,4 @@ def making_shared_iterator(dataset: tf.data.Dataset, shared_name: str):
     graph_def.node.add(name=f"{prefix}_make_iterator", op="MakeIterator",
                        input=[source, f"{prefix}_iterator"])
     _add_marker_dataset(graph_def, after=f"{prefix}_make_iterator", name=f"{prefix}_stream")
-    factory = c_functions.of_graph_def(graph_def, [], [(f"{prefix}_stream", 0)],
-                                       "make_shared_iterator")
-    factory.add_to_graph(tf.compat.v1.get_default_graph())
-    return factory
+    return _factory(graph_def, (f"{prefix}_stream", 0), "make_shared_iterator")

@@ -10,7 +10,8 @@ import pytest
 from conftest import run_stream
 
 _UID = re.compile(r"(__inference_\w+?)_\d+\b")
-_HASHED = re.compile(r"\b((?:_?make_dataset|make_shared_iterator|function)_)[A-Za-z0-9_-]{11}\b")
+_HASHED = re.compile(
+    r"\b((?:_?make_dataset|make_shared_iterator|function)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 _SHARED_NAME = re.compile(r"\bcompat_stream_[0-9a-f]{32}\b")
 
 
@@ -136,7 +137,12 @@ def test_one_shot_factory_copies_what_tf_copies(shim):
         theirs = tf.data.make_one_shot_iterator(dataset)._iterator_resource.op  # pylint: disable=protected-access
         ours = dataset_factories.of_dataset(dataset)
         want = _factory_body(graph, theirs.get_attr("dataset_factory").name)
-        got = _factory_body(graph, ours.func.name)
+        library = {function.signature.name: function
+                   for function in graph.as_graph_def().library.function}
+        # Ours calls the function of the dataset's ops (see `dataset_factories`).
+        [call] = library[ours.func.name].node_def
+        got = _factory_body(graph, call.op)
+        assert library[call.op].attr["_tf_data_function"].b
     assert want == got
 
 
