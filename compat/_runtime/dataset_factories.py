@@ -67,10 +67,12 @@ def failing(graph: tf.Graph, message: str):
 
 def _by_value(dataset: tf.data.Dataset) -> graph_pb2.GraphDef | None:
     """The ops that make `dataset`, as `make_one_shot_iterator`'s Defun copies them: what its
-    variant reads, transitively, without control inputs or devices; None where that Defun
+    variant reads, transitively, without control inputs or devices. None where that Defun
     would refuse an op (a placeholder, a stateful op other than a dataset's), so that the
-    caller takes TF's path and its error."""
+    caller takes TF's path and its error, and where an op calls a function of the graph
+    (a GraphDef of its own would not know it): TF's path copies that too."""
     variant = dataset._variant_tensor  # pylint: disable=protected-access
+    graph = variant.graph
     found, pending = {}, [variant.op]
     while pending:
         op = pending.pop()
@@ -78,12 +80,12 @@ def _by_value(dataset: tf.data.Dataset) -> graph_pb2.GraphDef | None:
             found[op.name] = op
             pending.extend(tensor.op for tensor in op.inputs)
     for op in found.values():
-        if op.type in ("Placeholder", "PlaceholderV2") or (
+        if op.type in ("Placeholder", "PlaceholderV2") or graph._is_function(op.type) or (  # pylint: disable=protected-access
                 op._is_stateful and op.outputs[0].dtype not in _traverse.TENSOR_TYPES_ALLOWLIST  # pylint: disable=protected-access
                 and op.type not in _traverse.OP_TYPES_ALLOWLIST):
             return None
     graph_def = graph_pb2.GraphDef()
-    graph_def.versions.CopyFrom(variant.graph.graph_def_versions)
+    graph_def.versions.CopyFrom(graph.graph_def_versions)
     for op in sorted(found.values(), key=lambda op: op._id):  # pylint: disable=protected-access
         node = graph_def.node.add()
         node.CopyFrom(op.node_def)

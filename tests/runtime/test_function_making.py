@@ -178,3 +178,28 @@ def test_shared_stream_factory_gives_each_element_once(legacy, shim):
         return sorted(int(value) for step in run_stream(tf, build) for value in step)
 
     assert elements(shim) == elements(legacy) == list(range(30))
+
+
+def test_one_shot_factory_over_a_function_call(shim):
+    """A dataset over a value that a function of the graph computes (a Defun called in the
+    user's graph) takes TF's own path, and its error (TF cannot copy such a call)."""
+    import tensorflow as real_tf
+    from tensorflow.python.framework import function as legacy_function
+    from compat._runtime import dataset_factories, stage_iterators
+
+    errors = []
+    for make in (real_tf.compat.v1.data.make_one_shot_iterator,
+                 stage_iterators.one_shot_iterator):
+        with real_tf.Graph().as_default():
+            tf = real_tf.compat.v1
+
+            @legacy_function.Defun(tf.int32, func_name="doubled")
+            def doubled(x):
+                return x * 2
+
+            dataset = tf.data.Dataset.from_tensor_slices(doubled(tf.range(5)))
+            assert dataset_factories._by_value(dataset) is None  # pylint: disable=protected-access
+            with pytest.raises(ValueError) as raised:
+                make(dataset)
+            errors.append(str(raised.value))
+    assert errors[0] == errors[1] and "doubled" in errors[0]
