@@ -20,7 +20,8 @@ from tensorflow.core.framework import graph_pb2, node_def_pb2, types_pb2
 from tensorflow.python.framework import tensor_util
 
 from compat._bridge import dataset_graphs, fingerprinted
-from compat._runtime import build_context, element_source, lifting, plan, readers
+from compat._runtime import (build_context, element_source, lifting, plan, readers,
+                             stage_iterators)
 
 # Op types whose state the private graph's Session would hold (or feed): the rebuilt
 # dataset could not see it. Types -> what the user wrote.
@@ -66,6 +67,7 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
             with build_context.building(graph) as frame:
                 dataset = element_source.element_dataset(structure, "compat.to_dataset",
                                                          consumer=("compat.to_dataset",))
+                dataset = dataset.with_options(stage_iterators.tf1_threading(tf.data.Options()))
         if frame.waits_on_runs:
             _refuse("a queue fed from Python (its enqueue runs in a Session)")
         plan.build_pending(graph)

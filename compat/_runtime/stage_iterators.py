@@ -84,11 +84,22 @@ def with_pipeline_options(dataset: tf.data.Dataset) -> tf.data.Dataset:
     (`datasets.unless_identity`; 4 of them cost Inception's input ~12%), and the shim sets its
     maps' parallel calls itself. The injected prefetch would also fail: its pass over a
     pipeline's functions takes the shim's functions of one device (see `build_context`).
+
+    And the intra-op parallelism TF1's Session gives an op (`tf1_threading`).
     """
-    options = tf.data.Options()
+    options = tf1_threading(tf.data.Options())
     options.experimental_optimization.apply_default_optimizations = False
     options.experimental_optimization.inject_prefetch = False
     return dataset.with_options(options)
+
+
+def tf1_threading(options: tf.data.Options) -> tf.data.Options:
+    """`options`, with ops in the pipeline's functions free to use the device's intra-op
+    threads as TF1's Session lets them: with tf.data's default of one thread, Eigen adds a
+    large float tensor (a 299x299 image's mean) in one block where TF1's Session adds it in
+    several, and the last bit differs."""
+    options.threading.max_intra_op_parallelism = 0
+    return options
 
 
 def per_run_options() -> tf.data.Options:

@@ -79,6 +79,11 @@ _FLOAT_KERNELS_LEFT_ALONE = {
     "ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea",
     "AdjustContrastv2", "AdjustSaturation", "AdjustHue",
 }
+# Float kernels oneDNN has none of its own for in any supported TF (no `_Mkl` op: 2.15, 2.18,
+# 2.21), so either preparation runs Eigen's: reductions (whose order of adding depends on the
+# tensor's shape and the device, the same for both) and Rsqrt. Per element only: batched, a
+# reduction adds in another order (see `exact_when_batched`).
+_EIGEN_FLOAT_KERNELS = {"Mean", "Sum", "Prod", "EuclideanNorm", "Rsqrt"}
 # Random kernels draw from their own Philox stream whatever kernel rewrites a function gets.
 _RANDOM_DRAWS = {"RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal",
                  "RandomShuffle"}
@@ -111,13 +116,14 @@ def same_floats_on_one_device(ops) -> bool:
     the user's ops on either path, in the function of their own the Session optimizes
     (`lifting.called_as_function`). So one device gives TF1's floats when every op moves,
     parses, compares or draws values, computes no float, is one correctly rounded IEEE
-    operation per element that oneDNN leaves to Eigen (see `_ONEDNN_ELEMENTWISE`), or is a
-    kernel left alone.
+    operation per element that oneDNN leaves to Eigen (see `_ONEDNN_ELEMENTWISE`), a kernel
+    left alone, or a reduction or Rsqrt, which oneDNN has no kernel for.
     """
     elementwise = _one_device_elementwise()
     return all(op.type in _DATA_MOVEMENT or op.type in _PARSING_AND_STRINGS
                or op.type in elementwise or op.type in lifting.V1_CONTROL_FLOW
                or op.type in _RANDOM_DRAWS or op.type in _FLOAT_KERNELS_LEFT_ALONE
+               or op.type in _ORDER_FREE_REDUCTIONS or op.type in _EIGEN_FLOAT_KERNELS
                or not any(tensor.dtype.is_floating or tensor.dtype.is_complex
                           for tensor in op.outputs)
                for op in ops)

@@ -210,3 +210,21 @@ def test_a_seeded_join_gives_the_same_batches_every_iteration(paths):
     assert len(iterations[0]) == 15
     for other in iterations[1:]:
         _assert_same_stream(iterations[0], other)
+
+
+def test_large_per_image_reductions_give_tf1s_floats(legacy):
+    """A 299x299 image's mean and standard deviation: TF1's Session adds such a tensor on
+    several threads, in an order the dataset's functions must follow to give its last bits."""
+    images = np.random.RandomState(5).uniform(0, 255, size=(3, 299, 299, 3)).astype(np.float32)
+
+    def build(tf):
+        index = tf.train.range_input_producer(3, shuffle=False, num_epochs=1).dequeue()
+        image = tf.gather(tf.constant(images), index)
+        return tf.train.batch([tf.math.reduce_std(image),
+                               tf.image.per_image_standardization(image)], batch_size=3)
+
+    expected = run_stream(legacy, build)
+    got = _elements(lambda: compat.to_dataset(build))
+    assert len(got) == len(expected) == 1
+    for want, have in zip(expected[0], got[0]):
+        assert np.array_equal(np.asarray(want).view(np.uint32), np.asarray(have).view(np.uint32))

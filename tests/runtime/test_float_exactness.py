@@ -214,6 +214,34 @@ def test_one_device_expressions_per_element_are_tf1s(family, legacy, shim, tf_be
                          run_stream(shim, build, graph_seed=11))
 
 
+def _float_reductions(tf, image):
+    """Float sums, means, norms and Rsqrt per image, which oneDNN has no kernels for."""
+    return [tf.reduce_mean(image), tf.reduce_sum(image, axis=[0, 1]), tf.reduce_prod(
+        image[:2, :2] / 100.0), tf.norm(image), tf.math.reduce_std(image),
+            tf.math.rsqrt(image + 1.0), tf.image.per_image_standardization(image)]
+
+
+@pytest.mark.parametrize("shape", [(24, 24, 3), (299, 299, 3)], ids=["cifar", "inception"])
+def test_float_reductions_per_element_are_tf1s(shape, legacy, shim):
+    """Per-image float reductions (per_image_standardization, as CIFAR-10 and FaceNet use it),
+    prepared on one device, at the sizes where Eigen adds in one block and in several."""
+    from compat._runtime import vectorize
+
+    ops = _ops_of(_float_reductions)
+    # oneDNN 2 (TF 2.15) has kernels of its own for the subtraction and max in them.
+    expected = not (vectorize.onednn_2_kernels()
+                    and {op.type for op in ops} & vectorize._ONEDNN_2_ELEMENTWISE)  # pylint: disable=protected-access
+    assert vectorize.same_floats_on_one_device(ops) == expected
+    images = np.random.RandomState(5).uniform(0, 255, size=(3,) + shape).astype(np.float32)
+
+    def build(tf):
+        index = tf.train.range_input_producer(3, shuffle=False, num_epochs=1).dequeue()
+        with tf.control_dependencies([tf.debugging.assert_non_negative(index)]):
+            image = tf.gather(tf.constant(images), index)
+        return tf.train.batch(_float_reductions(tf, image), batch_size=3)
+    assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
 ROWS = np.array([[1, 5, 3], [-3, -1, -2], [2, 2, 9], [np.iinfo(np.int32).min, 0, 7]], np.int32)
 WITH_NAN = np.array([[1.0, -2.0], [np.nan, 0.0], [-0.0, 3.0], [np.nan, -1.0]], np.float32)
 

@@ -106,7 +106,9 @@ def test_user_ops_per_element_keep_the_multi_device_preparation(shim):
     ("ReverseV2", lambda tf, image: (tf.reverse(image, [1]) * tf.random_uniform([]) - 0.5)),
     ("RealDiv", lambda tf, image: tf.clip_by_value(
         image / 255.0 + tf.random_uniform([], -0.1, 0.1), 0.0, 1.0)),
-], ids=["resize", "flip_and_scale", "brightness_and_clip"])
+    # CIFAR-10's and FaceNet's: float means and Rsqrt, which oneDNN has no kernels for.
+    ("Mean", lambda tf, image: tf.image.per_image_standardization(image)),
+], ids=["resize", "flip_and_scale", "brightness_and_clip", "standardization"])
 def test_user_ops_giving_tf1s_floats_either_way_are_prepared_for_one_device(
         shim, kernel, expression):
     import tensorflow as real_tf
