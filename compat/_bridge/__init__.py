@@ -67,6 +67,7 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
             with build_context.building(graph) as frame:
                 dataset = element_source.element_dataset(structure, "compat.to_dataset",
                                                          consumer=("compat.to_dataset",))
+            if frame.threads_as_tf1:
                 dataset = dataset.with_options(stage_iterators.tf1_threading(tf.data.Options()))
         if frame.waits_on_runs:
             _refuse("a queue fed from Python (its enqueue runs in a Session)")

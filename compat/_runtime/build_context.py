@@ -85,6 +85,9 @@ class Frame:
         # `_install_one_device_functions`)
         self.one_device_functions = True
         self.repeatable_order = False  # see `repeatable_order`
+        # whether its per-element functions add floats as TF1's Session's threads split them
+        # (see `threads_as_tf1`)
+        self.threads_as_tf1 = False
 
 
 @contextlib.contextmanager
@@ -105,6 +108,8 @@ def building(graph):
         frame = frames.pop()
         if frames and frame.waits_on_runs:
             frames[-1].waits_on_runs = True
+        if frames and frame.threads_as_tf1:
+            frames[-1].threads_as_tf1 = True
 
 
 def waits_on_session_runs() -> None:
@@ -113,6 +118,21 @@ def waits_on_session_runs() -> None:
     frames = _build_frames.__dict__.get("frames")
     if frames:
         frames[-1].waits_on_runs = True
+
+
+def threads_as_tf1() -> None:
+    """Note that the dataset being built computes floats whose last bits depend on how many
+    threads add them (see `vectorize.adds_as_threads_split`): its pipeline must let its ops
+    use the device's intra-op threads as TF1's Session does (`stage_iterators.with_pipeline_
+    options`)."""
+    frames = _build_frames.__dict__.get("frames")
+    if frames:
+        frames[-1].threads_as_tf1 = True
+
+
+def threads_as_tf1_now() -> bool:
+    frames = _build_frames.__dict__.get("frames")
+    return bool(frames) and frames[-1].threads_as_tf1
 
 
 def pulls_from(owner_op: tf.Operation, waits_on_runs: bool) -> None:

@@ -69,6 +69,8 @@ class ElementSource:
         per_element = (contextlib.nullcontext()
                        if vectorize.same_floats_on_one_device(self.lifted_ops)
                        else build_context.user_ops_per_element())
+        if vectorize.adds_as_threads_split(self.lifted_ops):
+            build_context.threads_as_tf1()
         # Autograph off also where a user's call (a queue's as_dataset()) maps outside the
         # shim's builds: the computation is graph code, and its conversion cache has mixed up
         # the shim's methods (TypeError from a converted `Stage.iterator_op`).

@@ -7,7 +7,7 @@ from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.ops import gen_dataset_ops
 
-from compat._runtime import dataset_factories
+from compat._runtime import build_context, dataset_factories
 
 
 _UNBUILT = ("compat.v1: this pipeline was not built before its graph ran (a graph run in a "
@@ -85,9 +85,15 @@ def with_pipeline_options(dataset: tf.data.Dataset) -> tf.data.Dataset:
     maps' parallel calls itself. The injected prefetch would also fail: its pass over a
     pipeline's functions takes the shim's functions of one device (see `build_context`).
 
-    And the intra-op parallelism TF1's Session gives an op (`tf1_threading`).
+    And, where the pipeline computes floats whose last bits depend on it
+    (`build_context.threads_as_tf1`), the intra-op parallelism TF1's Session gives an op
+    (`tf1_threading`); elsewhere tf.data's one thread per op, which is faster: small ops
+    computed on several threads at once, in 4 parallel calls on 2 cores, read CIFAR-style
+    images at ~0.6x the speed.
     """
-    options = tf1_threading(tf.data.Options())
+    options = tf.data.Options()
+    if build_context.threads_as_tf1_now():
+        tf1_threading(options)
     options.experimental_optimization.apply_default_optimizations = False
     options.experimental_optimization.inject_prefetch = False
     return dataset.with_options(options)

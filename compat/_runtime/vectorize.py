@@ -129,6 +129,72 @@ def same_floats_on_one_device(ops) -> bool:
                for op in ops)
 
 
+# Float kernels whose every output element is computed alone (whatever the threads, the same
+# arithmetic), beyond the one-rounding elementwise ones.
+_FLOATS_ALONE = _RANDOM_DRAWS | {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic",
+                                 "ResizeArea", "AdjustSaturation", "AdjustHue", "Rsqrt",
+                                 "Exp", "Log", "Log1p", "Expm1", "Tanh", "Sigmoid", "Sin", "Cos",
+                                 "Softplus", "Pow", "Erf"}
+# Eigen splits a reduction between threads only past ~100k elements (its cost model: ~1
+# cycle an element, 100k cycles a thread); below this, one thread adds it whatever the pool.
+_ADDED_IN_ONE_BLOCK = 16_384
+
+
+def adds_as_threads_split(ops) -> bool:
+    """Whether some op's floats may depend on how many threads compute it: a reduction or
+    mean over a tensor that may be large enough for Eigen to split between threads (TF1's
+    Session gives it the device's intra-op threads, tf.data one), or a float kernel not
+    known to compute each output element alone (a matmul or convolution splits its sums).
+    The ops of the functions that v2 control flow calls count too (of unknown sizes)."""
+    for op in ops:
+        if not any(tensor.dtype.is_floating or tensor.dtype.is_complex for tensor in op.outputs):
+            continue
+        if op.type in _EIGEN_FLOAT_KERNELS or op.type == "AdjustContrastv2":
+            size = op.inputs[0].shape.num_elements() if op.inputs else None
+            if size is None or size >= _ADDED_IN_ONE_BLOCK:
+                return True
+        elif op.type in _CALLING_OPS:
+            if _calls_split(op.graph, lifting._function_names(op.node_def.attr), set()):  # pylint: disable=protected-access
+                return True
+        elif not _alone(op.type):
+            return True
+    return False
+
+
+# v2 control flow and function calls: what they compute is in the functions they call.
+_CALLING_OPS = {"If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase",
+                "PartitionedCall", "StatefulPartitionedCall"}
+
+
+def _alone(op_type: str) -> bool:
+    """Whether ops of this type compute each float output element alone (or none)."""
+    return (op_type in _DATA_MOVEMENT or op_type in _PARSING_AND_STRINGS
+            or op_type in _ELEMENTWISE_EXACT or op_type in _FLOATS_ALONE
+            or op_type in _ORDER_FREE_REDUCTIONS or op_type in lifting.V1_CONTROL_FLOW)
+
+
+def _calls_split(graph, names, seen) -> bool:
+    """Whether the functions `names` (of `graph`'s library) or those they call hold an op
+    that may add as threads split it (sizes unknown: every reduction counts)."""
+    for name in names:
+        if name in seen:
+            continue
+        seen.add(name)
+        function = graph._get_function(name)  # pylint: disable=protected-access
+        if function is None:
+            continue
+        for node in function.definition.node_def:
+            if graph._is_function(node.op):  # pylint: disable=protected-access
+                if _calls_split(graph, [node.op], seen):
+                    return True
+            elif node.op in _CALLING_OPS:
+                if _calls_split(graph, lifting._function_names(node.attr), seen):  # pylint: disable=protected-access
+                    return True
+            elif node.op not in ("Placeholder", "_Arg", "_Retval") and not _alone(node.op):
+                return True
+    return False
+
+
 def all_exact_when_batched(ops) -> bool:
     return all(exact_when_batched(op) for op in ops)
 

@@ -227,11 +227,20 @@ def test_float_reductions_per_element_are_tf1s(shape, legacy, shim):
     prepared on one device, at the sizes where Eigen adds in one block and in several."""
     from compat._runtime import vectorize
 
-    ops = _ops_of(_float_reductions)
+    import tensorflow.compat.v1 as tf
+
+    with tf.Graph().as_default() as graph:
+        image = tf.identity(tf.zeros(shape))
+        ops_before = set(graph.get_operations())
+        _float_reductions(tf, image)
+        ops = [op for op in graph.get_operations() if op not in ops_before]
     # oneDNN 2 (TF 2.15) has kernels of its own for the subtraction and max in them.
     expected = not (vectorize.onednn_2_kernels()
                     and {op.type for op in ops} & vectorize._ONEDNN_2_ELEMENTWISE)  # pylint: disable=protected-access
     assert vectorize.same_floats_on_one_device(ops) == expected
+    # A 299x299 image is large enough for Eigen to add on several threads, as TF1's Session
+    # lets it: the pipeline must too. A 24x24 one is added in one block anyway.
+    assert vectorize.adds_as_threads_split(ops) == (shape[0] > 100)
     images = np.random.RandomState(5).uniform(0, 255, size=(3,) + shape).astype(np.float32)
 
     def build(tf):

@@ -183,3 +183,39 @@ def test_producer_dequeues_are_traced_when_their_graph_first_runs(legacy, shim):
                           if "Dataset_map" in name]
         assert shapes["shim"] == shapes["legacy"]
         assert not traced
+
+
+def _intra_op_limits(graph_def):
+    """The max_intra_op_parallelism each OptionsDataset of the graph's pipelines sets (None
+    where it leaves tf.data's default, one thread)."""
+    from tensorflow.core.framework import dataset_options_pb2
+
+    limits = []
+    for function in graph_def.library.function:
+        for node in function.node_def:
+            if node.op == "OptionsDataset":
+                options = dataset_options_pb2.Options.FromString(
+                    node.attr["serialized_options"].s)
+                threading_options = options.threading_options
+                limits.append(threading_options.max_intra_op_parallelism
+                              if threading_options.WhichOneof(
+                                  "optional_max_intra_op_parallelism") else None)
+    return limits
+
+
+@pytest.mark.parametrize("side", [24, 299])
+def test_pipelines_use_tf1s_intra_op_threads_only_where_floats_depend_on_them(shim, side):
+    """A 299x299 image's mean is added on the device's threads, as TF1's Session adds it
+    (tf.data's one thread changes its last bits); a 24x24 one keeps tf.data's faster
+    default, since Eigen adds it in one block either way."""
+    import tensorflow as real_tf
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        index = shim.train.range_input_producer(4, shuffle=False, num_epochs=1).dequeue()
+        image = shim.fill([side, side, 3], shim.cast(index, shim.float32))
+        batch = shim.train.batch([shim.image.per_image_standardization(image)], batch_size=2)
+        with shim.Session() as sess:
+            sess.run(batch)
+    limits = _intra_op_limits(graph.as_graph_def())
+    assert limits and all(limit == (0 if side == 299 else None) for limit in limits), limits
