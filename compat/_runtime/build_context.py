@@ -206,8 +206,9 @@ def _install_one_device_functions() -> None:
     requests, so every op runs on the pipeline's device either way. TF's injected prefetch,
     whose pass over a pipeline's functions rejects such functions, is off in the shim's
     pipelines (`stage_iterators.with_pipeline_options`). Wrapped once per process;
-    tf.data functions traced outside the shim's builds (the user's own) and in
-    `compat.to_dataset` are left as TF makes them.
+    tf.data functions traced outside the shim's builds (the user's own) are left as TF makes
+    them, and so are those of `compat.to_dataset` (prepared as TF prepares them, though traced
+    by `dataset_functions` as in every shim build: the same FunctionDefs).
     """
     from tensorflow.python.data.ops import structured_function
     wrapper_class = structured_function.StructuredFunctionWrapper
@@ -220,8 +221,9 @@ def _install_one_device_functions() -> None:
 
     @functools.wraps(original)
     def init(self, *args, **kwargs):
-        # Only keyword use_legacy_function/defun_kwargs, as every tf.data caller passes them;
-        # legacy functions take no such attribute.
+        # Only where use_legacy_function/defun_kwargs come as keywords (at most 8 positional
+        # arguments), as every tf.data caller passes them; legacy functions take no such
+        # attribute.
         if (_one_device_functions_now() and len(args) <= 8
                 and not kwargs.get("use_legacy_function")):
             kwargs["defun_kwargs"] = {**(kwargs.get("defun_kwargs") or {}),

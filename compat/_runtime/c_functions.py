@@ -25,6 +25,8 @@ def of_graph_def(graph_def: graph_pb2.GraphDef, inputs, outputs, name: str, pref
     try:
         if prefix:
             c_api.TF_ImportGraphDefOptionsSetPrefix(options, prefix)
+        # A node may be colocated with one left outside (as in the graph it was copied from).
+        c_api.TF_ImportGraphDefOptionsSetValidateColocationConstraints(options, False)
         for node, index in list(inputs) + list(outputs):
             c_api.TF_ImportGraphDefOptionsAddReturnOutput(options, node, index)
         with c_api_util.tf_buffer(graph_def.SerializeToString()) as serialized, \

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2, graph_pb2, tensor_pb2
+from tensorflow.python.data.ops import debug_mode
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import versions
@@ -67,12 +68,19 @@ def failing(graph: tf.Graph, message: str):
 
 def _by_value(dataset: tf.data.Dataset) -> graph_pb2.GraphDef | None:
     """The ops that make `dataset`, as `make_one_shot_iterator`'s Defun copies them: what its
-    variant reads, transitively, without control inputs or devices. None where that Defun
-    would refuse an op (a placeholder, a stateful op other than a dataset's), so that the
-    caller takes TF's path and its error, and where an op calls a function of the graph
-    (a GraphDef of its own would not know it): TF's path copies that too."""
+    variant reads, transitively, without control inputs or devices (colocations kept). One
+    copy of an op read on two paths, where the Defun copies it twice: the same values, and
+    the same datasets but where one keeps state per dataset object (a `cache()` read twice).
+
+    None where TF's path does something else, so that the caller takes it: where its Defun
+    would refuse an op (a placeholder, a stateful op other than a dataset's) with its error,
+    where an op calls a function of the graph (a GraphDef of its own would not know it),
+    under tf.data's debug mode (which adds its options), and where the dataset lives in
+    another graph than the current one (TF's check refuses it)."""
     variant = dataset._variant_tensor  # pylint: disable=protected-access
     graph = variant.graph
+    if debug_mode.DEBUG_MODE or graph is not tf.compat.v1.get_default_graph():
+        return None
     found, pending = {}, [variant.op]
     while pending:
         op = pending.pop()
@@ -90,8 +98,6 @@ def _by_value(dataset: tf.data.Dataset) -> graph_pb2.GraphDef | None:
         node = graph_def.node.add()
         node.CopyFrom(op.node_def)
         node.device = ""
-        if "_class" in node.attr:
-            del node.attr["_class"]
         inputs = [name for name in node.input if not name.startswith("^")]
         del node.input[:]
         node.input.extend(inputs)

@@ -9,14 +9,18 @@ that cache, for a function traced exactly once. That machinery was ~60% of the w
 `trace` makes the same function by the steps `tf.function` takes for a new trace: the
 argument placeholders named as `tf.function` names them, the body traced into a `FuncGraph`
 with automatic control dependencies, the `ConcreteFunction` made from that graph with the
-same attributes (`_tf_data_function` and the caller's). The FunctionDef is the same, but for
-its uid-numbered name (tested). Only the shim's own builds use it (see `build_context`);
-anything unusual (legacy functions, tf.data's debug mode, eager execution) takes TF's path.
+same attributes (`_tf_data_function` and the caller's), its graph kept alive as
+`get_concrete_function` keeps it. The FunctionDef is the same, but for its uid-numbered name
+(tested). Only the shim's own builds use it (see `build_context`), whose functions create no
+variables, ask for no XLA and take no outer-graph seed (so tf.function's variable-creator
+scope, XLA context and seed warning have nothing to do); anything unusual (legacy functions,
+tf.data's debug mode, eager execution, functions run eagerly, a graph transform or function
+callback registered, as tfdbg registers one) takes TF's path.
 """
 from __future__ import annotations
 
 from tensorflow.python.data.ops import structured_function
-from tensorflow.python.eager.polymorphic_function import concrete_function
+from tensorflow.python.eager.polymorphic_function import concrete_function, transform
 from tensorflow.python.framework import func_graph
 
 # What tf.data's own wrapper uses, as it imports it.
@@ -34,7 +38,9 @@ variable_utils = structured_function.variable_utils
 def can_trace(kwargs) -> bool:
     """Whether `trace` makes what TF would for a wrapper built with these keyword arguments."""
     return (not kwargs.get("use_legacy_function") and not debug_mode.DEBUG_MODE
-            and not def_function.functions_run_eagerly() and not context.executing_eagerly())
+            and not def_function.functions_run_eagerly() and not context.executing_eagerly()
+            and not transform.FUNC_GRAPH_TRANSFORMS
+            and not transform.CONCRETE_FUNCTION_CALLBACKS)
 
 
 def _input_structure(dataset, input_classes, input_shapes, input_types, input_structure):
@@ -90,6 +96,9 @@ def trace(wrapper, func, transformation_name, dataset=None, input_classes=None,
     attributes = {**(defun_kwargs or {}), "_tf_data_function": True}
     wrapper._function = concrete_function.ConcreteFunction.from_func_graph(
         graph, None, attributes, shared_func_graph=False)
+    # As get_concrete_function does: tensors and datasets made in the function's graph stay
+    # usable after the function object is gone.
+    wrapper._function._garbage_collector.release()
     if add_to_graph:
         wrapper._function.add_to_graph(ops.get_default_graph())
     # pylint: enable=protected-access

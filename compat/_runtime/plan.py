@@ -54,7 +54,7 @@ from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
 from compat._runtime import (build_context, dataset_factories, graph_hooks, session_runs,
-                              stage_iterators, warm_up)
+                              stage_iterators)
 
 
 @dataclass(frozen=True)
@@ -487,6 +487,5 @@ def iterator_attrs(owner: _Owner) -> dict:
                 output_shapes=_structure.get_flat_tensor_shapes(spec))
 
 
-warm_up.start()
 graph_hooks.install(build_pending)
 session_runs.install()

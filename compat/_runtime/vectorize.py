@@ -135,8 +135,11 @@ _FLOATS_ALONE = _RANDOM_DRAWS | {"ResizeBilinear", "ResizeNearestNeighbor", "Res
                                  "ResizeArea", "AdjustSaturation", "AdjustHue", "Rsqrt",
                                  "Exp", "Log", "Log1p", "Expm1", "Tanh", "Sigmoid", "Sin", "Cos",
                                  "Softplus", "Pow", "Erf"}
-# Eigen splits a reduction between threads only past ~100k elements (its cost model: ~1
-# cycle an element, 100k cycles a thread); below this, one thread adds it whatever the pool.
+# Sums whose order of adding Eigen splits between threads for a large enough tensor.
+_FLOAT_SUMS = {"Mean", "Sum", "Prod", "EuclideanNorm", "AdjustContrastv2"}
+# Eigen's cost model splits a float sum between threads past ~100k-260k elements (~1 cycle an
+# element, 100k cycles a thread); below this, far from it on purpose, one thread adds it
+# whatever the pool.
 _ADDED_IN_ONE_BLOCK = 16_384
 
 
@@ -149,7 +152,7 @@ def adds_as_threads_split(ops) -> bool:
     for op in ops:
         if not any(tensor.dtype.is_floating or tensor.dtype.is_complex for tensor in op.outputs):
             continue
-        if op.type in _EIGEN_FLOAT_KERNELS or op.type == "AdjustContrastv2":
+        if op.type in _FLOAT_SUMS:
             size = op.inputs[0].shape.num_elements() if op.inputs else None
             if size is None or size >= _ADDED_IN_ONE_BLOCK:
                 return True
@@ -182,7 +185,7 @@ def _calls_split(graph, names, seen) -> bool:
         seen.add(name)
         function = graph._get_function(name)  # pylint: disable=protected-access
         if function is None:
-            continue
+            return True  # nothing to tell what it computes
         for node in function.definition.node_def:
             if graph._is_function(node.op):  # pylint: disable=protected-access
                 if _calls_split(graph, [node.op], seen):

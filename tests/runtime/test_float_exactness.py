@@ -215,10 +215,14 @@ def test_one_device_expressions_per_element_are_tf1s(family, legacy, shim, tf_be
 
 
 def _float_reductions(tf, image):
-    """Float sums, means, norms and Rsqrt per image, which oneDNN has no kernels for."""
+    """Float sums, means, norms and Rsqrt per image, which oneDNN has no kernels for, and a
+    normalization by moments (the pattern grappler's remapper may fuse into oneDNN's layer
+    norm, which TF1's Session and the shim's functions must then both get)."""
+    mean, variance = tf.nn.moments(image, axes=[0, 1, 2])
     return [tf.reduce_mean(image), tf.reduce_sum(image, axis=[0, 1]), tf.reduce_prod(
         image[:2, :2] / 100.0), tf.norm(image), tf.math.reduce_std(image),
-            tf.math.rsqrt(image + 1.0), tf.image.per_image_standardization(image)]
+            tf.math.rsqrt(image + 1.0), tf.image.per_image_standardization(image),
+            (image - mean) * tf.math.rsqrt(variance + 1e-3)]
 
 
 @pytest.mark.parametrize("shape", [(24, 24, 3), (299, 299, 3)], ids=["cifar", "inception"])

@@ -132,7 +132,9 @@ def test_one_shot_factory_copies_what_tf_copies(shim):
         files = tf.constant(["a", "b", "c"])
         with tf.control_dependencies([tf.debugging.assert_positive(tf.size(files))]):
             files = tf.identity(files)
-        dataset = (tf.data.Dataset.from_tensor_slices(files).shuffle(3, seed=2).repeat(2)
+        with tf.colocate_with(files):  # with an op the copy leaves out, as TF's copy keeps it
+            count = tf.identity(tf.constant(2, tf.int64))
+        dataset = (tf.data.Dataset.from_tensor_slices(files).shuffle(3, seed=2).repeat(count)
                    .map(tf.strings.length).batch(2))
         theirs = tf.data.make_one_shot_iterator(dataset)._iterator_resource.op  # pylint: disable=protected-access
         ours = dataset_factories.of_dataset(dataset)
@@ -161,8 +163,10 @@ def test_one_shot_factory_refuses_what_tf_refuses(source, shim):
     errors = []
     for make in (real_tf.compat.v1.data.make_one_shot_iterator, dataset_factories.of_dataset):
         with real_tf.Graph().as_default():
+            refused = dataset(real_tf.compat.v1)
+            assert dataset_factories._by_value(refused) is None  # pylint: disable=protected-access
             with pytest.raises(ValueError) as raised:
-                make(dataset(real_tf.compat.v1))
+                make(refused)
             errors.append(str(raised.value))
     assert errors[0] == errors[1]
 
@@ -174,10 +178,16 @@ def test_shared_stream_factory_gives_each_element_once(legacy, shim):
         queue = tf.train.range_input_producer(30, num_epochs=1, shuffle=False)
         return [queue.dequeue(), queue.dequeue(), queue.dequeue()]
 
-    def elements(tf):
-        return sorted(int(value) for step in run_stream(tf, build) for value in step)
+    import tensorflow as real_tf
 
-    assert elements(shim) == elements(legacy) == list(range(30))
+    def elements(tf, graph=None):
+        return sorted(int(value) for step in run_stream(tf, build, graph=graph)
+                      for value in step)
+
+    graph = real_tf.Graph()
+    assert elements(shim, graph) == elements(legacy) == list(range(30))
+    assert any(function.signature.name.startswith("make_shared_iterator_")
+               for function in graph.as_graph_def().library.function)
 
 
 def test_one_shot_factory_over_a_function_call(shim):
