@@ -20,10 +20,13 @@ from tensorflow.python.framework import tensor_util as _tensor_util
 from tensorflow.python.ops import gen_dataset_ops
 from tensorflow.python.ops import gen_experimental_dataset_ops
 
+from compat._runtime import pull_maps
+
 
 def batched(dataset: tf.data.Dataset, batch_size, drop_remainder) -> tf.data.Dataset:
     """`dataset.batch(batch_size, drop_remainder)`, fused with the map it follows, if any."""
-    if type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset):  # pylint: disable=protected-access
+    if type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset,  # pylint: disable=protected-access
+                         pull_maps.PullDataset):
         return _MapAndBatchDataset(dataset, batch_size, drop_remainder)
     return _ParallelCopyBatchDataset(dataset, batch_size, drop_remainder)
 

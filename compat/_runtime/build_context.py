@@ -185,9 +185,17 @@ def _building_now() -> bool:
     return bool(_build_frames.__dict__.get("frames"))
 
 
-def _one_device_functions_now() -> bool:
+def one_device_functions_now() -> bool:
+    """Whether tf.data functions made now are prepared for one device (see
+    `_install_one_device_functions`)."""
     frames = _build_frames.__dict__.get("frames")
     return bool(frames) and frames[-1].one_device_functions
+
+
+def makes_dataset_functions() -> bool:
+    """Whether the shim makes the tf.data functions of the dataset being built now
+    (`dataset_functions`), rather than TF's own path."""
+    return _building_now() and dataset_functions.can_trace({})
 
 
 def _install_one_device_functions() -> None:
@@ -224,7 +232,7 @@ def _install_one_device_functions() -> None:
         # Only where use_legacy_function/defun_kwargs come as keywords (at most 8 positional
         # arguments), as every tf.data caller passes them; legacy functions take no such
         # attribute.
-        if (_one_device_functions_now() and len(args) <= 8
+        if (one_device_functions_now() and len(args) <= 8
                 and not kwargs.get("use_legacy_function")):
             kwargs["defun_kwargs"] = {**(kwargs.get("defun_kwargs") or {}),
                                       "experimental_ints_on_device": True}

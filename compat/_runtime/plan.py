@@ -46,15 +46,14 @@ from typing import Callable
 
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
-from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import func_graph as _func_graph
 from tensorflow.python.ops import gen_dataset_ops
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import (build_context, dataset_factories, graph_hooks, session_runs,
-                              stage_iterators)
+from compat._runtime import (build_context, dataset_factories, graph_hooks, pull_maps,
+                              session_runs, stage_iterators)
 
 
 @dataclass(frozen=True)
@@ -445,18 +444,7 @@ def pulled(owner: _Owner) -> tf.data.Dataset:
     """The shared stream's elements, each taken from its iterator when this dataset is asked
     for one; ends where the stream ends."""
     build_context.pulls_from(owner.init_op, owner.waits_on_runs)
-    spec = owner.element_spec
-    attrs = iterator_attrs(owner)
-
-    def pull(_):
-        handle = gen_dataset_ops.iterator_v2(**attrs)
-        flat = gen_dataset_ops.iterator_get_next(handle, output_types=attrs["output_types"],
-                                                 output_shapes=attrs["output_shapes"])
-        return _structure.from_tensor_list(spec, flat)
-
-    # preserve_cardinality=False: the stream's end of sequence ends this dataset.
-    return _map_op._MapDataset(  # pylint: disable=protected-access
-        tf.data.Dataset.from_tensors(0).repeat(), pull, preserve_cardinality=False)
+    return pull_maps.pulled(iterator_attrs(owner), owner.element_spec)
 
 
 class _Stream:

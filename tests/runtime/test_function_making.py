@@ -13,19 +13,24 @@ _UID = re.compile(r"(__inference_\w+?)_\d+\b")
 _HASHED = re.compile(
     r"\b((?:_?make_dataset|make_shared_iterator|function)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 _SHARED_NAME = re.compile(r"\bcompat_stream_[0-9a-f]{32}\b")
+# A pull written by `pull_maps` is named after its body; traced, after the function traced.
+_WRITTEN_PULL = re.compile(r"\bcompat_pull_[0-9a-f]{16}\b")
 
 
 def _canonical(text: str) -> str:
     """A FunctionDef's text without the uids, hashes and shared streams' random names that
     differ from build to build."""
     text = _SHARED_NAME.sub("compat_stream_NAME", text)
-    return _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
+    text = _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
+    return _WRITTEN_PULL.sub("__inference_Dataset_map_pull_UID", text)
 
 
 def _tf_data_functions(graph) -> list:
+    """The distinct tf.data functions, canonical (several traced pulls of one stream are one
+    written pull)."""
     library = graph.as_graph_def().library.function
-    return sorted(_canonical(str(function)) for function in library
-                  if "_tf_data_function" in function.attr)
+    return sorted({_canonical(str(function)) for function in library
+                   if "_tf_data_function" in function.attr})
 
 
 def mnist_like(tf):
@@ -61,9 +66,9 @@ def padded_captions(tf):
 
 @pytest.mark.parametrize("build", [mnist_like, preprocessing_threads, padded_captions])
 def test_tf_data_functions_are_tf_s_own(build, shim, monkeypatch):
-    """The same pipeline traced through `dataset_functions` and through TF's
-    StructuredFunctionWrapper has the same tf.data functions, uids and hashes aside, and the
-    same first batch."""
+    """The same pipeline traced through `dataset_functions` (its pulls from shared streams
+    written by `pull_maps`) and through TF's StructuredFunctionWrapper has the same tf.data
+    functions, uids and hashes aside, and the same first batch."""
     import tensorflow as real_tf
     from compat._runtime import dataset_functions
 
@@ -75,14 +80,19 @@ def test_tf_data_functions_are_tf_s_own(build, shim, monkeypatch):
             with shim.Session() as sess:
                 sess.run(shim.local_variables_initializer())
                 first = sess.run(fetches)
-        return _tf_data_functions(graph), first
+        written = [function.signature.name for function in graph.as_graph_def().library.function
+                   if _WRITTEN_PULL.fullmatch(function.signature.name)]
+        return _tf_data_functions(graph), first, written
 
-    fast, fast_first = traced()
+    fast, fast_first, written = traced()
+    # The three threads pull from one shared stream: one written function for the three.
+    assert len(written) == (1 if build is preprocessing_threads else 0)
     calls = []
     real_can_trace = dataset_functions.can_trace
     monkeypatch.setattr(dataset_functions, "can_trace",
                         lambda kwargs: calls.append(real_can_trace(kwargs)) and False)
-    tfs, tfs_first = traced()
+    tfs, tfs_first, traced_written = traced()
+    assert not traced_written
     assert calls and all(calls), "the shim's own functions did not go through the fast path"
     assert fast and fast == tfs
     if build is not preprocessing_threads:  # three threads: TF1's order is timing's
@@ -213,3 +223,36 @@ def test_one_shot_factory_over_a_function_call(shim):
                 make(dataset)
             errors.append(str(raised.value))
     assert errors[0] == errors[1] and "doubled" in errors[0]
+
+
+@pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
+def test_written_pulls_are_traced_pulls(one_device, shim):
+    """A pull from a shared stream, written by `pull_maps`, is the function and the map op
+    tf.data's trace makes: components of unknown dimensions and rank, prepared for one device
+    (a Session's pipelines) or not (`compat.to_dataset`'s)."""
+    import tensorflow as real_tf
+    from compat._runtime import build_context, pull_maps
+
+    spec = (real_tf.TensorSpec([None, 3], real_tf.float32), real_tf.TensorSpec([], real_tf.string),
+            real_tf.TensorSpec(None, real_tf.int64))
+    attrs = dict(shared_name="compat_stream_" + "5" * 32, container="",
+                 output_types=[part.dtype for part in spec],
+                 output_shapes=[part.shape for part in spec])
+
+    def built(make):
+        graph = real_tf.Graph()
+        if not one_device:
+            build_context.functions_as_tf_makes_them(graph)
+        with build_context.building(graph):
+            dataset = make(attrs, spec)
+        assert dataset.element_spec == spec
+        nodes = [node for node in graph.as_graph_def().node if node.op == "MapDataset"]
+        return _tf_data_functions(graph), [_canonical(str(node)) for node in nodes], graph
+
+    written, written_maps, graph = built(pull_maps.pulled)
+    assert any(_WRITTEN_PULL.fullmatch(function.signature.name)
+               for function in graph.as_graph_def().library.function)
+    traced, traced_maps, _ = built(pull_maps.traced)
+    assert written == traced
+    assert written_maps == traced_maps
+    assert ("experimental_ints_on_device" in written[0]) == one_device

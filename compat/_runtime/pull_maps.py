@@ -1,0 +1,167 @@
+"""The map through which a consumer takes a shared stream's elements (`plan.pulled`).
+
+A consumer reads a shared stream as a map over endless ticks whose function finds the
+stream's iterator by its shared name and takes its next element. Traced as tf.data traces a
+map function, that function cost ~3 ms at the graph's first run, and its ticks ~1 ms more
+(Inception's input pulls 9 times, im2txt's 4), for a FunctionDef of an iterator look-up, a
+get-next, an Identity per component and a NoOp, which depends on nothing but the stream's
+shared name and its element types and shapes. So it is written as that FunctionDef: the one
+tf.data's trace makes, node for node and attribute for attribute, but for its name (tested
+against the trace in both TF behaviours); and one tick dataset serves every pull in a graph.
+A stream with other than dense components, and every build where tf.data functions take
+TF's path (`build_context.makes_dataset_functions`), still has its pull traced.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2, function_pb2
+from tensorflow.python.data.ops import dataset_ops as _dataset_ops
+from tensorflow.python.data.ops import map_op as _map_op
+from tensorflow.python.data.util import structure as _structure
+from tensorflow.python.framework import function as legacy_function
+from tensorflow.python.ops import gen_dataset_ops
+
+from compat._runtime import build_context, c_functions
+
+_TICK = tf.TensorSpec([], tf.int32)  # from_tensors(0)'s element
+
+
+def ticks() -> tf.data.Dataset:
+    """Endless elements (the number 0) to map a pull over; one dataset per graph, kept on
+    the graph (which the dataset refers to: a table outside would keep the graph alive)."""
+    graph = tf.compat.v1.get_default_graph()
+    dataset = getattr(graph, "_compat_pull_ticks", None)
+    if dataset is None:
+        dataset = graph._compat_pull_ticks = tf.data.Dataset.from_tensors(0).repeat()  # pylint: disable=protected-access
+    return dataset
+
+
+def pulled(iterator_attrs: dict, element_spec) -> tf.data.Dataset:
+    """Each element of the stream whose iterator `iterator_attrs` find (an `iterator_v2`
+    op's attributes), taken from it when this dataset is asked for one; ends where the
+    stream ends. Written where it can be (see the module docstring), else traced."""
+    if not build_context.makes_dataset_functions() or not all(
+            isinstance(spec, tf.TensorSpec) for spec in tf.nest.flatten(element_spec)):
+        return traced(iterator_attrs, element_spec)
+    attributes = _function_attributes(build_context.one_device_functions_now())
+    definition = function_definition(iterator_attrs, attributes)
+    function = _Called(legacy_function._from_definition(definition), attributes)  # pylint: disable=protected-access
+    function.add_to_graph(tf.compat.v1.get_default_graph())
+    return PullDataset(ticks(), function, element_spec)
+
+
+def traced(iterator_attrs: dict, element_spec) -> tf.data.Dataset:
+    """`pulled`'s dataset, its function traced by tf.data."""
+    def pull(_):
+        handle = gen_dataset_ops.iterator_v2(**iterator_attrs)
+        flat = gen_dataset_ops.iterator_get_next(
+            handle, output_types=iterator_attrs["output_types"],
+            output_shapes=iterator_attrs["output_shapes"])
+        return _structure.from_tensor_list(element_spec, flat)
+
+    # preserve_cardinality=False: the stream's end of sequence ends this dataset.
+    return _map_op._MapDataset(ticks(), pull, preserve_cardinality=False)  # pylint: disable=protected-access
+
+
+def _function_attributes(one_device: bool) -> dict:
+    """The attributes tf.data gives the function, in its order (see
+    `build_context._install_one_device_functions`)."""
+    attributes = {}
+    if one_device:
+        attributes["experimental_ints_on_device"] = attr_value_pb2.AttrValue(b=True)
+    attributes["_tf_data_function"] = attr_value_pb2.AttrValue(b=True)
+    return attributes
+
+
+class _Called:
+    """A made function as a dataset op's function attribute takes it: called by name with
+    its attributes (`_as_name_attr_list`, as tf.data calls a traced function), added to a
+    graph once."""
+
+    def __init__(self, function, attributes: dict):
+        self._function = function
+        self.name = function.name
+        self.captured_inputs = []
+        self._as_name_attr_list = attr_value_pb2.NameAttrList(name=function.name)
+        for name, value in attributes.items():
+            self._as_name_attr_list.attr[name].CopyFrom(value)
+
+    def add_to_graph(self, graph):
+        c_functions.add_once(self._function, graph)
+
+
+class _MadeFunction:
+    """What a map dataset keeps of its function, as `StructuredFunctionWrapper` has it (see
+    `batch_fusion`)."""
+
+    def __init__(self, function: _Called, output_structure):
+        self.function = function
+        self.output_structure = output_structure
+
+
+class PullDataset(_dataset_ops.UnaryDataset):
+    """`_MapDataset(ticks, pull, preserve_cardinality=False)` with its function made: the
+    same op and attributes, and a map as `batch_fusion` fuses it."""
+
+    def __init__(self, input_dataset, function: _Called, element_spec):
+        self._input_dataset, self._name = input_dataset, None
+        self._map_func = _MadeFunction(function, element_spec)
+        self._preserve_cardinality = False  # the stream's end ends this dataset
+        variant_tensor = gen_dataset_ops.map_dataset(
+            input_dataset._variant_tensor, [], f=function,  # pylint: disable=protected-access
+            use_inter_op_parallelism=True, preserve_cardinality=False,
+            **self._common_args)  # force_synchronous (TF 2.18+) left at its default, False
+        super().__init__(input_dataset, variant_tensor)
+
+    def _functions(self):
+        return [self._map_func]
+
+    @property
+    def element_spec(self):
+        return self._map_func.output_structure
+
+
+def function_definition(iterator_attrs: dict, attributes: dict) -> function_pb2.FunctionDef:
+    """The FunctionDef tf.data's trace makes of `plan.pulled`'s pull (automatic control
+    dependencies included: the Identities wait on a NoOp that waits on both stateful ops,
+    which are the function's control outputs), named after a hash of its body."""
+    types = [tf.as_dtype(dtype).as_datatype_enum for dtype in iterator_attrs["output_types"]]
+    shapes = [tf.TensorShape(shape).as_proto() for shape in iterator_attrs["output_shapes"]]
+    definition = function_pb2.FunctionDef()
+    signature = definition.signature
+    signature.input_arg.add(name="args_0", type=_TICK.dtype.as_datatype_enum)
+    signature.is_stateful = True
+    signature.control_output.extend(["IteratorGetNext", "IteratorV2"])
+
+    lookup = definition.node_def.add(name="IteratorV2", op="IteratorV2")
+    lookup.attr["shared_name"].s = iterator_attrs["shared_name"].encode()
+    lookup.attr["container"].s = iterator_attrs["container"].encode()
+    get_next = definition.node_def.add(name="IteratorGetNext", op="IteratorGetNext",
+                                       input=["IteratorV2:handle:0"])
+    for node in (lookup, get_next):
+        node.attr["output_types"].list.type.extend(types)
+        node.attr["output_shapes"].list.shape.extend(shapes)
+    for index, dtype in enumerate(types):
+        suffix = f"_{index}" if index else ""
+        identity = definition.node_def.add(
+            name=f"Identity{suffix}", op="Identity",
+            input=[f"IteratorGetNext:components:{index}", "^NoOp"])
+        identity.attr["T"].type = dtype
+        signature.output_arg.add(name=f"identity{suffix}", type=dtype)
+        definition.ret[f"identity{suffix}"] = f"Identity{suffix}:output:0"
+    definition.node_def.add(name="NoOp", op="NoOp", input=["^IteratorGetNext", "^IteratorV2"])
+
+    for name in ("IteratorV2", "IteratorGetNext"):
+        definition.control_ret[name] = name
+    argument = definition.arg_attr[0].attr
+    argument["_user_specified_name"].s = b"args_0"
+    argument["_output_shapes"].list.shape.add().CopyFrom(_TICK.shape.as_proto())
+    for name, value in attributes.items():
+        definition.attr[name].CopyFrom(value)
+    definition.attr["_construction_context"].s = b"kEagerRuntime"  # as tf.function adds it
+    digest = hashlib.sha256(definition.SerializeToString(deterministic=True)).hexdigest()[:16]
+    signature.name = f"compat_pull_{digest}"
+    return definition
+
