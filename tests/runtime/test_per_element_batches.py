@@ -4,6 +4,8 @@ These programs batch per-element work of every kind the shim computes in a map b
 batch (computed whole, where exact; stateful, one element at a time; on several threads),
 with and without a smaller final batch, and one whose per-element work fails part way.
 """
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -63,11 +65,23 @@ def test_batches_of_per_element_work_are_tf1s(records, batch_size, random_flip, 
     got = run_stream(shim, build, graph_seed=3)
     if num_threads == 1:
         assert_streams_equal(expected, got)
-    else:  # TF1's threads take elements in the order they are scheduled: same batches'
-        # sizes, and the same (picture, label) pairs overall
-        assert [len(batch[1]) for batch in got] == [len(batch[1]) for batch in expected]
-        if not random_flip:  # each thread's flip stream then depends on the schedule
-            assert _as_multiset(got) == _as_multiset(expected)
+        return
+    # TF1's threads take elements in the order they are scheduled: the same batches' sizes,
+    # and the same (picture, label) pairs overall.
+    assert [len(batch[1]) for batch in got] == [len(batch[1]) for batch in expected]
+    if random_flip:  # each thread's flip stream then depends on the schedule
+        return
+    delivered = sum(len(batch[1]) for batch in expected)
+    every_element = _as_multiset(run_stream(legacy, byte_pictures(
+        path, 1, random_flip=False, num_threads=1, allow_smaller_final_batch=True),
+        graph_seed=3))
+    if delivered == len(every_element):
+        assert _as_multiset(got) == _as_multiset(expected)
+    else:
+        # The final partial batch is dropped, and which elements it held depends on the
+        # schedule (TF1's own runs differ there): some of the elements, each at most as
+        # often as the input has it.
+        assert not Counter(_as_multiset(got)) - Counter(every_element)
 
 
 @pytest.mark.parametrize("random_flip", [False, True])
