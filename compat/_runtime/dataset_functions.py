@@ -60,6 +60,19 @@ def _function_name(func, transformation_name: str) -> str:
     return name
 
 
+def reusable(func, key):
+    """`func`, traced once per graph and `key` (for the same transformation, arguments and
+    preparation): later uses take that trace's function, as one traced function can serve
+    several datasets. Only for a function whose body depends on nothing but `key` and its
+    arguments (Inception's 4 readers of one kind each flat_map the same reader op over their
+    files: one trace, ~3-5 ms, instead of 4)."""
+    def reused(*args):
+        return func(*args)
+    reused.__name__ = function_utils.get_func_name(func)  # the traced function's name
+    reused._compat_reuse_key = key  # pylint: disable=protected-access
+    return reused
+
+
 def trace(wrapper, func, transformation_name, dataset=None, input_classes=None,
           input_shapes=None, input_types=None, input_structure=None, add_to_graph=True,
           use_legacy_function=False, defun_kwargs=None) -> None:
@@ -70,6 +83,31 @@ def trace(wrapper, func, transformation_name, dataset=None, input_classes=None,
     wrapper._input_structure = _input_structure(dataset, input_classes, input_shapes,
                                                 input_types, input_structure)
     wrapper._func = func
+    reuse_key = getattr(func, "_compat_reuse_key", None)
+    if reuse_key is not None:
+        graph = ops.get_default_graph()
+        reused = getattr(graph, "_compat_reused_functions", None)
+        if reused is None:
+            reused = graph._compat_reused_functions = {}
+        reuse_key = (reuse_key, transformation_name, wrapper._input_structure,
+                     tuple(sorted((defun_kwargs or {}).items())))
+        try:
+            found = reused.get(reuse_key)
+        except TypeError:  # a structure that cannot be a key: traced every time
+            reuse_key = found = None
+        if found is not None:
+            wrapper._function, wrapper._output_structure = found
+            if add_to_graph:
+                wrapper._function.add_to_graph(graph)
+            return
+    _trace(wrapper, func, transformation_name, add_to_graph, defun_kwargs)
+    if reuse_key is not None and not wrapper._function.captured_inputs:
+        reused[reuse_key] = wrapper._function, wrapper._output_structure
+    # pylint: enable=protected-access
+
+
+def _trace(wrapper, func, transformation_name, add_to_graph, defun_kwargs) -> None:
+    # pylint: disable=protected-access
     name = _function_name(func, transformation_name)
     autograph_status = autograph_ctx.control_status_ctx()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from compat._runtime import datasets, plan, record_sources
+from compat._runtime import dataset_functions, datasets, plan, record_sources
 from compat._runtime.reader_counters import ReaderCounters
 
 
@@ -78,7 +78,9 @@ class ReaderBase:
 
     # For a reader giving exactly one (key, value) per work unit: that pair, from the unit.
     _record_of_unit = None
-    # For a reader that can read the values of a vector of work units with one dataset.
+    # For a reader that can read the values of a vector of work units with one dataset; with
+    # `_values_key()`, what that dataset depends on besides the units (its function is
+    # traced once per graph and key, see `dataset_functions.reusable`).
     _values_of_units = None
 
     def _count(self):
@@ -116,7 +118,8 @@ class ReaderBase:
                     and not _reads_each_file_alone(self._graph)):
                 # One reader op per group of files: a dataset per small file costs more than
                 # its records (a group's files are read in order, errors where TF1 has them).
-                return work_units().batch(_FILES_PER_READER).flat_map(self._values_of_units)
+                return work_units().batch(_FILES_PER_READER).flat_map(
+                    dataset_functions.reusable(self._values_of_units, self._values_key()))
             return self._records_of(
                 work_units(), lambda unit, count_records: self._records(
                     unit, count_records, with_keys=False))
@@ -192,6 +195,10 @@ class TFRecordReader(ReaderBase):
 
     def _values_of_units(self, filenames):
         return datasets.tfrecords(filenames, self._compression_type)
+
+    def _values_key(self):
+        """What `_values_of_units` depends on besides its argument."""
+        return TFRecordReader, self._compression_type
 
 
 class TextLineReader(ReaderBase):

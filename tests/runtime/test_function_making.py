@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_stream
 
-_UID = re.compile(r"(__inference_\w+?)_\d+\b")
+_UID = re.compile(r"(__inference_[\w.]+?)_\d+\b")
 _HASHED = re.compile(
     r"\b((?:_?make_dataset|make_shared_iterator|function)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 _SHARED_NAME = re.compile(r"\bcompat_stream_[0-9a-f]{32}\b")
@@ -256,3 +256,43 @@ def test_written_pulls_are_traced_pulls(one_device, shim):
     assert written == traced
     assert written_maps == traced_maps
     assert ("experimental_ints_on_device" in written[0]) == one_device
+
+
+def test_readers_of_one_kind_share_one_traced_function(shim, legacy, tmp_path, monkeypatch):
+    """Three TFRecordReaders on one filename queue (Inception's readers, in small): the
+    reader function their files are flat-mapped through is traced once and used by all
+    three (`dataset_functions.reusable`), where TF's path traces three identical ones; the
+    records read are TF1's."""
+    import tensorflow as real_tf
+    from compat._runtime import dataset_functions
+
+    files = []
+    for index in range(4):
+        files.append(str(tmp_path / f"shard-{index}.tfrecord"))
+        with real_tf.io.TFRecordWriter(files[-1]) as writer:
+            for record in range(5):
+                writer.write(f"{index}-{record}".encode())
+
+    def build(tf):
+        queue = tf.train.string_input_producer(files, num_epochs=2, shuffle=False)
+        values = [[tf.TFRecordReader().read(queue)[1]] for _ in range(3)]
+        return tf.train.batch_join(values, 4, allow_smaller_final_batch=True)
+
+    def reader_functions():
+        graph = real_tf.Graph()
+        batches = run_stream(shim, build, graph=graph)
+        names = [function.signature.name for function in graph.as_graph_def().library.function
+                 if "_values_of_units" in function.signature.name]
+        return names, _tf_data_functions(graph), batches
+
+    names, functions, batches = reader_functions()
+    real_can_trace = dataset_functions.can_trace
+    monkeypatch.setattr(dataset_functions, "can_trace", lambda kwargs: False)
+    tf_names, tf_functions, _ = reader_functions()
+    monkeypatch.setattr(dataset_functions, "can_trace", real_can_trace)
+    assert (len(names), len(tf_names)) == (1, 3)
+    assert functions == tf_functions
+
+    def records(stream):
+        return sorted(value for batch in stream for value in batch)
+    assert records(batches) == records(run_stream(legacy, build))
