@@ -195,7 +195,9 @@ def one_device_functions_now() -> bool:
 def makes_dataset_functions() -> bool:
     """Whether the shim makes the tf.data functions of the dataset being built now
     (`dataset_functions`), rather than TF's own path."""
-    return _building_now() and dataset_functions.can_trace({})
+    from tensorflow.python.data.ops import structured_function
+    return (_building_now() and dataset_functions.can_trace({}) and getattr(
+        structured_function.StructuredFunctionWrapper, "_compat_one_device", False))
 
 
 def _install_one_device_functions() -> None:

@@ -84,8 +84,10 @@ def trace(wrapper, func, transformation_name, dataset=None, input_classes=None,
                                                 input_types, input_structure)
     wrapper._func = func
     reuse_key = getattr(func, "_compat_reuse_key", None)
+    graph = ops.get_default_graph()
+    if len(graph._device_function_stack) or len(graph._colocation_stack):
+        reuse_key = None  # a trace takes in the device and colocation scopes it is made in
     if reuse_key is not None:
-        graph = ops.get_default_graph()
         reused = getattr(graph, "_compat_reused_functions", None)
         if reused is None:
             reused = graph._compat_reused_functions = {}

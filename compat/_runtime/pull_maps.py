@@ -30,11 +30,17 @@ _TICK = tf.TensorSpec([], tf.int32)  # from_tensors(0)'s element
 
 def ticks() -> tf.data.Dataset:
     """Endless elements (the number 0) to map a pull over; one dataset per graph, kept on
-    the graph (which the dataset refers to: a table outside would keep the graph alive)."""
+    the graph (which the dataset refers to: a table outside would keep the graph alive).
+    Made outside the caller's control dependencies, control flow, device and colocation
+    (a pull may be built where the user calls, see `fed_batches`), which its later users
+    would otherwise inherit."""
     graph = tf.compat.v1.get_default_graph()
     dataset = getattr(graph, "_compat_pull_ticks", None)
     if dataset is None:
-        dataset = graph._compat_pull_ticks = tf.data.Dataset.from_tensors(0).repeat()  # pylint: disable=protected-access
+        with graph.control_dependencies(None), graph.device(None), \
+                graph.colocate_with(None, ignore_existing=True):
+            dataset = tf.data.Dataset.from_tensors(0).repeat()
+        graph._compat_pull_ticks = dataset  # pylint: disable=protected-access
     return dataset
 
 
@@ -43,8 +49,11 @@ def pulled(iterator_attrs: dict, element_spec) -> tf.data.Dataset:
     op's attributes), taken from it when this dataset is asked for one; ends where the
     stream ends. Written where it can be (see the module docstring), else traced."""
     if not build_context.makes_dataset_functions() or not all(
-            isinstance(spec, tf.TensorSpec) for spec in tf.nest.flatten(element_spec)):
+            type(spec) is tf.TensorSpec for spec in tf.nest.flatten(element_spec)):
         return traced(iterator_attrs, element_spec)
+    # As the traced function's output structure has them: unnamed.
+    element_spec = tf.nest.map_structure(lambda spec: tf.TensorSpec(spec.shape, spec.dtype),
+                                         element_spec)
     attributes = _function_attributes(build_context.one_device_functions_now())
     definition = function_definition(iterator_attrs, attributes)
     function = _Called(legacy_function._from_definition(definition), attributes)  # pylint: disable=protected-access

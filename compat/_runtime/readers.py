@@ -78,10 +78,13 @@ class ReaderBase:
 
     # For a reader giving exactly one (key, value) per work unit: that pair, from the unit.
     _record_of_unit = None
-    # For a reader that can read the values of a vector of work units with one dataset; with
-    # `_values_key()`, what that dataset depends on besides the units (its function is
-    # traced once per graph and key, see `dataset_functions.reusable`).
+    # For a reader that can read the values of a vector of work units with one dataset.
     _values_of_units = None
+
+    def _values_key(self):
+        """What `_values_of_units` depends on besides the units, when nothing else: its
+        function is then traced once per graph and key (`dataset_functions.reusable`)."""
+        return None
 
     def _count(self):
         """Start counting: pipelines built before now are traced again, counting."""
@@ -118,8 +121,10 @@ class ReaderBase:
                     and not _reads_each_file_alone(self._graph)):
                 # One reader op per group of files: a dataset per small file costs more than
                 # its records (a group's files are read in order, errors where TF1 has them).
-                return work_units().batch(_FILES_PER_READER).flat_map(
-                    dataset_functions.reusable(self._values_of_units, self._values_key()))
+                values_of_units, key = self._values_of_units, self._values_key()
+                if key is not None:
+                    values_of_units = dataset_functions.reusable(values_of_units, key)
+                return work_units().batch(_FILES_PER_READER).flat_map(values_of_units)
             return self._records_of(
                 work_units(), lambda unit, count_records: self._records(
                     unit, count_records, with_keys=False))
@@ -197,8 +202,7 @@ class TFRecordReader(ReaderBase):
         return datasets.tfrecords(filenames, self._compression_type)
 
     def _values_key(self):
-        """What `_values_of_units` depends on besides its argument."""
-        return TFRecordReader, self._compression_type
+        return type(self), self._compression_type  # a subclass is a kind of its own
 
 
 class TextLineReader(ReaderBase):

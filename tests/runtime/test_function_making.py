@@ -296,3 +296,21 @@ def test_readers_of_one_kind_share_one_traced_function(shim, legacy, tmp_path, m
     def records(stream):
         return sorted(value for batch in stream for value in batch)
     assert records(batches) == records(run_stream(legacy, build))
+
+
+def test_pull_ticks_take_no_scope_of_their_first_caller(shim):
+    """The tick dataset every pull of a graph shares is made outside the scopes of whichever
+    pull came first (a fed batch is built where the user calls it): no control input and
+    no device that later pulls would inherit."""
+    import tensorflow as real_tf
+    from compat._runtime import pull_maps
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        marker = real_tf.no_op(name="marker")
+        with real_tf.control_dependencies([marker]), real_tf.device("/cpu:0"):
+            ticks = pull_maps.ticks()
+        assert pull_maps.ticks() is ticks
+    made = [op for op in graph.get_operations() if op is not marker]
+    assert {op.type for op in made} >= {"TensorDataset", "RepeatDataset"}
+    assert all(not op.control_inputs and not op.device for op in made)
