@@ -18,7 +18,7 @@ import tensorflow as tf
 from tensorflow.core.framework import function_pb2, graph_pb2
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import c_functions
+from compat._runtime import c_functions, shared_functions
 
 # Ops whose value lives outside the data stream: copying them into a map function would read
 # a fresh copy (a new variable) or nothing at all (a placeholder).
@@ -321,7 +321,11 @@ def _imported(ops, input_map, wanted, inline):
                     ops, names, dict(zip(used, parameters)), computed, graph_def),
                 arguments)
         else:
-            values = _call_of(_function_of(graph_def, used, arguments, computed), arguments)
+            shareable = all(shared_functions.kernel_state_free(op, _ORDER_FREE_TABLE_OPS)
+                            for op in ops)
+            function = shared_functions.function_of(graph_def, used, arguments, computed,
+                                                    shareable, _function_of)
+            values = _call_of(function, arguments)
     else:
         values = []
     by_name = dict(zip((tensor.name for tensor in computed), values))

@@ -1,0 +1,144 @@
+"""One function for the copies of a computation that differ only in their ops' names.
+
+TF1 input code builds the same per-element computation once per thread: Inception's
+`batch_inputs` calls its image preprocessing for each of its 4 preprocessing threads, so
+the graph holds 4 copies of ~250 ops whose names alone differ (`distort_image`,
+`distort_image_1`...). Lifted one by one, each copy became a function of its own: made in C
+anew (~5 ms each), sent to the Session anew, and optimized anew by the Session's grappler
+at the first fetch (~40 ms for each of those copies).
+
+Here a lifted computation whose GraphDef equals one already made for this graph once names
+are set aside (the same ops in the same order, with the same attributes, edges, arguments
+and results) calls that function instead. The values are the same: the ops, their
+attributes (random seeds included) and grappler's rewrites of the body are.
+
+What differs is which kernel runs the ops: the copies' calls now share one instance of the
+function, so one kernel per op serves them all. That is the same computation only where a
+kernel keeps no state of its own (`kernel_state_free`): stateless ops, assertions, lookup
+tables found by name (every copy opens the same table), and random draws without a seed,
+whose kernels TF seeds at random, so that draws from one kernel or from several follow the
+same law. A seeded draw (`seed=` on the op, or a graph seed, which gives each copy its own
+seeds anyway) keeps one kernel per copy, as TF1 does: each copy's stream is its own.
+
+An error raised in a shared function names the ops of the copy that made it.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from tensorflow.core.framework import graph_pb2
+from tensorflow.python.framework import func_graph as func_graph_module
+from tensorflow.python.framework import ops as framework_ops
+
+# Stateful kernels that draw from a Philox stream seeded from their `seed` and `seed2`
+# attributes, or at random when both are 0 (GuardedPhiloxRandom::Init).
+_RANDOM_DRAWS = {
+    "RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal",
+    "ParameterizedTruncatedNormal", "RandomShuffle", "RandomCrop", "Multinomial",
+    "RandomGamma", "RandomPoisson", "RandomPoissonV2", "SampleDistortedBoundingBox",
+    "SampleDistortedBoundingBoxV2",
+}
+
+
+def kernel_state_free(op, state_found_by_name) -> bool:
+    """Whether every call of `op` computes the same whichever kernel instance runs it.
+
+    state_found_by_name: stateful op types whose state every kernel finds under one name
+    (lookup tables, and the reads of their contents)."""
+    if not op.op_def.is_stateful or op.type == "Assert" or op.type in state_found_by_name:
+        return True
+    if op.type in _RANDOM_DRAWS:
+        return op.get_attr("seed") == 0 and op.get_attr("seed2") == 0
+    return False
+
+
+class _Made:
+    """A function made for this graph, with a copy of the GraphDef it was made of until
+    another computation of the same outline asks for its canonical form."""
+
+    __slots__ = ("function", "_graph_def", "_used", "_dtypes", "_computed", "_canonical")
+
+    def __init__(self, function, graph_def, used, dtypes, computed):
+        self.function = function
+        self._graph_def, self._used, self._dtypes = graph_def, used, dtypes
+        self._computed = computed
+        self._canonical = None
+
+    def canonical(self) -> tuple:
+        if self._canonical is None:
+            self._canonical = _canonical_form(self._graph_def, self._used, self._dtypes,
+                                              self._computed)
+            self._graph_def = None
+        return self._canonical
+
+
+def function_of(graph_def: graph_pb2.GraphDef, used, arguments, computed, shareable: bool,
+                make: Callable):
+    """`make(graph_def, used, arguments, computed)`, or the function it made for an earlier
+    copy of the same computation in this graph (see the module docstring).
+
+    shareable: every op of the computation is `kernel_state_free`. `make` may rewrite
+    `graph_def` in place."""
+    if not shareable:
+        return make(graph_def, used, arguments, computed)
+    dtypes = tuple(value.dtype for value in arguments)
+    results = tuple((tensor.op.name, tensor.value_index) for tensor in computed)
+    made_here = _made_in(_root_graph())
+    outline = (tuple(node.op for node in graph_def.node), dtypes, len(results))
+    earlier = made_here.setdefault(outline, [])
+    if earlier:
+        canonical = _canonical_form(graph_def, used, dtypes, results)
+        for made in earlier:
+            if made.canonical() == canonical:
+                return made.function
+    kept = graph_pb2.GraphDef()
+    kept.CopyFrom(graph_def)
+    function = make(graph_def, used, arguments, computed)
+    earlier.append(_Made(function, kept, tuple(used), dtypes, results))
+    return function
+
+
+def _root_graph():
+    """The graph the functions end up in: the user's, not the tf.data trace being built."""
+    graph = framework_ops.get_default_graph()
+    while isinstance(graph, func_graph_module.FuncGraph) and graph.outer_graph is not None:
+        graph = graph.outer_graph
+    return graph
+
+
+def _made_in(graph) -> dict:
+    made = getattr(graph, "_compat_lifted_functions", None)
+    if made is None:
+        made = graph._compat_lifted_functions = {}  # pylint: disable=protected-access
+    return made
+
+
+def _canonical_form(graph_def, used, dtypes, computed) -> tuple:
+    """The computation with every node named by its position and every argument by its
+    place in `used`: equal for copies that differ only in names."""
+    position_of = {node.name: position for position, node in enumerate(graph_def.node)}
+    argument_of = {name: position for position, name in enumerate(used)}
+    canonical = graph_pb2.GraphDef()
+    for position, node in enumerate(graph_def.node):
+        copy = canonical.node.add()
+        copy.CopyFrom(node)
+        copy.name = f"n{position}"
+        del copy.input[:]
+        for source in node.input:
+            if source.startswith("^"):
+                copy.input.append(f"^{_named(source[1:], position_of)}")
+                continue
+            tensor_name = source if ":" in source else f"{source}:0"
+            if tensor_name in argument_of:
+                copy.input.append(f"a{argument_of[tensor_name]}")
+            else:
+                op_name, _, output = tensor_name.rpartition(":")
+                copy.input.append(f"{_named(op_name, position_of)}:{output}")
+    return (canonical.SerializeToString(deterministic=True), dtypes,
+            tuple((_named(name, position_of), index) for name, index in computed))
+
+
+def _named(op_name, position_of) -> str:
+    """A node's canonical name; a name from outside the GraphDef stays as it is."""
+    position = position_of.get(op_name)
+    return op_name if position is None else f"n{position}"
