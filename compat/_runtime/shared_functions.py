@@ -52,6 +52,12 @@ def kernel_state_free(op, state_found_by_name) -> bool:
     return False
 
 
+# A computation is compared with later ones through a copy of its GraphDef, kept with its
+# function: not for one holding large constants (an embedded array), whose copy would add
+# to the process's peak memory what the graph already holds.
+_LARGEST_KEPT = 1 << 20
+
+
 class _Made:
     """A function made for this graph, with a copy of the GraphDef it was made of until
     another computation of the same outline asks for its canonical form."""
@@ -79,7 +85,7 @@ def function_of(graph_def: graph_pb2.GraphDef, used, arguments, computed, sharea
 
     shareable: every op of the computation is `kernel_state_free`. `make` may rewrite
     `graph_def` in place."""
-    if not shareable:
+    if not shareable or graph_def.ByteSize() > _LARGEST_KEPT:
         return make(graph_def, used, arguments, computed)
     dtypes = tuple(value.dtype for value in arguments)
     results = tuple((tensor.op.name, tensor.value_index) for tensor in computed)
