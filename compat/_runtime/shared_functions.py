@@ -1,11 +1,13 @@
 """One function for the copies of a computation that differ only in their ops' names.
 
-TF1 input code builds the same per-element computation once per thread: Inception's
-`batch_inputs` calls its image preprocessing for each of its 4 preprocessing threads, so
-the graph holds 4 copies of ~250 ops whose names alone differ (`distort_image`,
-`distort_image_1`...). Lifted one by one, each copy became a function of its own: made in C
-anew (~5 ms each), sent to the Session anew, and optimized anew by the Session's grappler
-at the first fetch (~40-90 ms for each of those copies, measured).
+TF1 input code builds its per-element computation once per thread: an Inception-style input
+(slim's `inception_preprocessing`, whose random selectors pick the resize method and colour
+order) calls its image preprocessing for each of 4 preprocessing threads, so the graph holds
+4 copies of ~250 ops whose names alone differ (`distort_image`, `distort_image_1`...);
+im2txt's 4 threads build 2 computations (the colour order follows `thread_id % 2`), twice
+each. Lifted one by one, each copy became a function of its own: made in C anew (~5 ms
+each), sent to the Session anew, and optimized anew by the Session's grappler at the first
+fetch (~40-90 ms for each of the Inception-style copies, measured).
 
 Here a lifted computation whose GraphDef equals one already made for this graph once names
 are set aside (the same ops in the same order, with the same attributes, edges, arguments
@@ -14,16 +16,20 @@ attributes (random seeds included) and grappler's rewrites of the body are.
 
 What differs is which kernel runs the ops: the copies' calls now share one instance of the
 function, so one kernel per op serves them all. That is the same computation only where a
-kernel keeps no state of its own (`kernel_state_free`): stateless ops, assertions, lookup
-tables found by name (every copy opens the same table), and random draws without a seed,
-whose kernels TF seeds at random, so that draws from one kernel or from several follow the
-same law. A seeded draw (`seed=` on the op, or a graph seed, which gives each copy its own
-seeds anyway) keeps one kernel per copy, as TF1 does: each copy's stream is its own.
+kernel keeps no state of its own (`kernel_state_free`): stateless ops without seeds,
+assertions, lookup tables found by name (every copy opens the same table), and random draws
+without a seed, whose kernels TF seeds at random, so that draws from one kernel or from
+several follow the same law. A seeded draw (`seed=` on the op, or a graph seed, which gives
+each copy its own seeds anyway) keeps one kernel per copy, as TF1 does: each copy's stream
+is its own. So does any other op with a seed (FractionalMaxPool draws its pooling pattern
+once per kernel) and any other stateful op.
 
 An error raised in a shared function names the ops of the copy that made it.
 """
 from __future__ import annotations
 
+import hashlib
+import threading
 from typing import Callable
 
 from tensorflow.core.framework import graph_pb2
@@ -45,40 +51,44 @@ def kernel_state_free(op, state_found_by_name) -> bool:
 
     state_found_by_name: stateful op types whose state every kernel finds under one name
     (lookup tables, and the reads of their contents)."""
-    if not op.op_def.is_stateful or op.type == "Assert" or op.type in state_found_by_name:
-        return True
     if op.type in _RANDOM_DRAWS:
         try:
             return op.get_attr("seed") == 0 and op.get_attr("seed2") == 0
         except ValueError:  # a version of the op without seed attributes: not known
             return False
-    return False
+    if "seed" in op.node_def.attr or "seed2" in op.node_def.attr:
+        return False  # a kernel that may draw its own seeds (FractionalMaxPool's)
+    return not op.op_def.is_stateful or op.type == "Assert" or op.type in state_found_by_name
 
 
 # A computation is compared with later ones through a copy of its GraphDef, kept with its
-# function: not for one holding large constants (an embedded array), whose copy would add
-# to the process's peak memory what the graph already holds.
+# function until a computation of the same outline comes (then only a digest of its
+# canonical form is kept): not for one holding large constants (an embedded array), and no
+# more than _KEPT_PER_GRAPH bytes of copies per graph, so that they add little to the
+# process's peak memory.
 _LARGEST_KEPT = 1 << 20
+_KEPT_PER_GRAPH = 16 << 20
+_lock = threading.Lock()
 
 
 class _Made:
     """A function made for this graph, with a copy of the GraphDef it was made of until
     another computation of the same outline asks for its canonical form."""
 
-    __slots__ = ("function", "_graph_def", "_used", "_dtypes", "_computed", "_canonical")
+    __slots__ = ("function", "_graph_def", "_used", "_dtypes", "_computed", "_digest")
 
     def __init__(self, function, graph_def, used, dtypes, computed):
         self.function = function
         self._graph_def, self._used, self._dtypes = graph_def, used, dtypes
         self._computed = computed
-        self._canonical = None
+        self._digest = None
 
-    def canonical(self) -> tuple:
-        if self._canonical is None:
-            self._canonical = _canonical_form(self._graph_def, self._used, self._dtypes,
-                                              self._computed)
+    def digest(self) -> bytes:
+        if self._digest is None:
+            self._digest = _canonical_digest(self._graph_def, self._used, self._dtypes,
+                                             self._computed)
             self._graph_def = None
-        return self._canonical
+        return self._digest
 
 
 def function_of(graph_def: graph_pb2.GraphDef, used, arguments, computed, shareable: bool,
@@ -88,23 +98,38 @@ def function_of(graph_def: graph_pb2.GraphDef, used, arguments, computed, sharea
 
     shareable: every op of the computation is `kernel_state_free`. `make` may rewrite
     `graph_def` in place."""
-    if not shareable or graph_def.ByteSize() > _LARGEST_KEPT:
+    size = graph_def.ByteSize() if shareable else None
+    if size is None or size > _LARGEST_KEPT:
         return make(graph_def, used, arguments, computed)
     dtypes = tuple(value.dtype for value in arguments)
     results = tuple((tensor.op.name, tensor.value_index) for tensor in computed)
-    made_here = _made_in(_root_graph())
     outline = (tuple(node.op for node in graph_def.node), dtypes, len(results))
-    earlier = made_here.setdefault(outline, [])
-    if earlier:
-        canonical = _canonical_form(graph_def, used, dtypes, results)
-        for made in earlier:
-            if made.canonical() == canonical:
-                return made.function
-    kept = graph_pb2.GraphDef()
-    kept.CopyFrom(graph_def)
-    function = make(graph_def, used, arguments, computed)
-    earlier.append(_Made(function, kept, tuple(used), dtypes, results))
-    return function
+    with _lock:  # pipelines may be built from several threads
+        made_here = _made_in(_root_graph())
+        earlier = made_here.by_outline.setdefault(outline, [])
+        if earlier:
+            digest = _canonical_digest(graph_def, used, dtypes, results)
+            for made in earlier:
+                if made.digest() == digest:
+                    return made.function
+        if made_here.kept_bytes + size > _KEPT_PER_GRAPH:
+            return make(graph_def, used, arguments, computed)
+        made_here.kept_bytes += size
+        kept = graph_pb2.GraphDef()
+        kept.CopyFrom(graph_def)
+        function = make(graph_def, used, arguments, computed)
+        earlier.append(_Made(function, kept, tuple(used), dtypes, results))
+        return function
+
+
+class _MadeInGraph:
+    """The functions made for one graph, by outline, and the bytes of GraphDef copies kept."""
+
+    __slots__ = ("by_outline", "kept_bytes")
+
+    def __init__(self):
+        self.by_outline: dict = {}
+        self.kept_bytes = 0
 
 
 def _root_graph():
@@ -115,16 +140,16 @@ def _root_graph():
     return graph
 
 
-def _made_in(graph) -> dict:
+def _made_in(graph) -> _MadeInGraph:
     made = getattr(graph, "_compat_lifted_functions", None)
     if made is None:
-        made = graph._compat_lifted_functions = {}  # pylint: disable=protected-access
+        made = graph._compat_lifted_functions = _MadeInGraph()  # pylint: disable=protected-access
     return made
 
 
-def _canonical_form(graph_def, used, dtypes, computed) -> tuple:
-    """The computation with every node named by its position and every argument by its
-    place in `used`: equal for copies that differ only in names."""
+def _canonical_digest(graph_def, used, dtypes, computed) -> bytes:
+    """A digest (SHA-256) of the computation with every node named by its position and every
+    argument by its place in `used`: equal for copies that differ only in names."""
     position_of = {node.name: position for position, node in enumerate(graph_def.node)}
     argument_of = {name: position for position, name in enumerate(used)}
     canonical = graph_pb2.GraphDef()
@@ -143,8 +168,11 @@ def _canonical_form(graph_def, used, dtypes, computed) -> tuple:
             else:
                 op_name, _, output = tensor_name.rpartition(":")
                 copy.input.append(f"{_named(op_name, position_of)}:{output}")
-    return (canonical.SerializeToString(deterministic=True), dtypes,
-            tuple((_named(name, position_of), index) for name, index in computed))
+    digest = hashlib.sha256(canonical.SerializeToString(deterministic=True))
+    digest.update(repr((tuple(dtype.name for dtype in dtypes),
+                        tuple((_named(name, position_of), index) for name, index in computed)))
+                  .encode())
+    return digest.digest()
 
 
 def _named(op_name, position_of) -> str:

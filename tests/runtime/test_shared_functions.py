@@ -46,6 +46,11 @@ def _rows(batches):
                    for index, flipped, draw in zip(indices, flips, draws))
 
 
+def _magnitudes(stream):
+    return Counter((int(index), float(abs(flipped)).hex())
+                   for indices, flips, _ in stream for index, flipped in zip(indices, flips))
+
+
 def _lifted_functions(build, shim, op_type="RandomUniform"):
     """The batches the shim gives, and how many lifted functions holding an `op_type` op
     its graph holds."""
@@ -71,10 +76,7 @@ def test_unseeded_copies_share_one_function(flip_with, tf_behavior, shim, legacy
     assert functions == (1 if _shared(flip_with, tf_behavior) else THREADS)
     expected = run_stream(legacy, build)
 
-    def magnitudes(stream):
-        return Counter((int(index), abs(float(flipped)))
-                       for indices, flips, _ in stream for index, flipped in zip(indices, flips))
-    assert magnitudes(batches) == magnitudes(expected)
+    assert _magnitudes(batches) == _magnitudes(expected)
     assert sum(len(indices) for indices, _, _ in batches) == THREADS * PER_THREAD
     draws = [float(draw) for _, _, drawn in batches for draw in drawn]
     assert len(set(draws)) == len(draws) and all(0.0 <= draw < 1.0 for draw in draws)
@@ -96,11 +98,43 @@ def test_seeded_copies_keep_a_function_each(seed, graph_seed, flip_with, shim, l
 
 
 def test_copies_that_differ_keep_a_function_each(shim, legacy):
-    """Copies that differ in an attribute (here a constant) are other computations."""
-    build = threads_of_one_augmentation(seed=5, scales=(1.0, 2.0, 4.0))
+    """Copies that differ in an attribute (here a constant), otherwise shareable, are other
+    computations: a function each, and TF1's values."""
+    build = threads_of_one_augmentation(scales=(1.0, 2.0, 4.0), flip_with="where")
     batches, functions = _lifted_functions(build, shim)
     assert functions == THREADS
-    assert _rows(batches) == _rows(run_stream(legacy, build))
+    assert _magnitudes(batches) == _magnitudes(run_stream(legacy, build))
+
+
+def test_copies_reading_one_table_share_a_function(tf_behavior, shim, legacy):
+    """A lookup table found by name and an assertion keep no state in their kernels: the
+    copies share one function, and the values are TF1's. (`tf.Assert` guards its op with a
+    `tf.cond`, which calls functions in TF2 graph mode: a function each there.)"""
+    def build(tf):
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(tf.constant([0, 1, 2, 3], tf.int64),
+                                                tf.constant([10, 20, 30, 40], tf.int64)), -1)
+        per_thread = []
+        for _ in range(THREADS):
+            index = tf.cast(tf.train.range_input_producer(PER_THREAD + 1, num_epochs=1,
+                                                          shuffle=False).dequeue(), tf.int64)
+            checked = tf.Assert(index >= 0, [index])
+            with tf.control_dependencies([checked]):
+                per_thread.append([index, table.lookup(index) * 3])
+        return tf.train.batch_join(per_thread, 2, allow_smaller_final_batch=True)
+
+    import tensorflow as real_tf
+    graph = real_tf.Graph()
+    batches = run_stream(shim, build, graph=graph, initialize_tables=True)
+    functions = [function for function in graph.as_graph_def().library.function
+                 if function.signature.name.startswith("function_")
+                 and any(node.op == "LookupTableFindV2" for node in function.node_def)]
+    assert len(functions) == (1 if _shared("cond", tf_behavior) else THREADS)
+
+    def rows(stream):
+        return Counter((int(index), int(value)) for indices, values in stream
+                       for index, value in zip(indices, values))
+    assert rows(batches) == rows(run_stream(legacy, build, initialize_tables=True))
 
 
 def test_shared_function_serves_copies_in_other_traces(shim):
@@ -135,3 +169,28 @@ def test_copies_holding_large_constants_keep_a_function_each(shim, legacy):
     def values(stream):
         return sorted(float(value) for batch in stream for value in batch)
     assert values(batches) == values(run_stream(legacy, build))
+
+
+@pytest.mark.parametrize("make, free", [
+    (lambda tf, x: tf.random_uniform([]), True),
+    (lambda tf, x: tf.random_uniform([], seed=3), False),
+    (lambda tf, x: tf.image.sample_distorted_bounding_box(
+        tf.shape(x[0]), tf.zeros([1, 0, 4]), min_object_covered=0.1)[0], True),
+    # Draws its pooling pattern once per kernel when unseeded and deterministic.
+    (lambda tf, x: tf.nn.fractional_max_pool(x, [1.0, 1.4, 1.4, 1.0],
+                                             deterministic=True)[0], False),
+    (lambda tf, x: tf.Assert(tf.reduce_all(x >= 0), [x]), True),
+    (lambda tf, x: tf.Print(x, [x], first_n=2), False),
+    (lambda tf, x: tf.py_func(lambda v: v, [x], tf.float32), False),
+    (lambda tf, x: tf.image.flip_left_right(x[0]), True),
+])
+def test_which_kernels_keep_no_state(make, free, shim):
+    """`kernel_state_free` as the sharing rule reads it, op by op."""
+    import tensorflow as real_tf
+    from compat._runtime import lifting, shared_functions
+
+    with real_tf.Graph().as_default():
+        made = make(shim, shim.zeros([1, 5, 5, 3]))
+        op = made if isinstance(made, real_tf.Operation) else made.op
+        assert shared_functions.kernel_state_free(
+            op, lifting._ORDER_FREE_TABLE_OPS) is free  # pylint: disable=protected-access
