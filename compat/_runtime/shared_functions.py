@@ -72,16 +72,16 @@ _lock = threading.Lock()
 
 
 class _Made:
-    """A function made for this graph, with a copy of the GraphDef it was made of until
-    another computation of the same outline asks for its canonical form."""
+    """A function made for this graph, with the digest of its canonical form, or until that
+    is asked for, a copy of the GraphDef it was made of."""
 
     __slots__ = ("function", "_graph_def", "_used", "_dtypes", "_computed", "_digest")
 
-    def __init__(self, function, graph_def, used, dtypes, computed):
+    def __init__(self, function, used, dtypes, computed, *, graph_def=None, digest=None):
         self.function = function
         self._graph_def, self._used, self._dtypes = graph_def, used, dtypes
         self._computed = computed
-        self._digest = None
+        self._digest = digest
 
     def digest(self) -> bytes:
         if self._digest is None:
@@ -112,13 +112,17 @@ def function_of(graph_def: graph_pb2.GraphDef, used, arguments, computed, sharea
             for made in earlier:
                 if made.digest() == digest:
                     return made.function
+            # Another computation of a known outline: its digest is known, no copy is kept.
+            function = make(graph_def, used, arguments, computed)
+            earlier.append(_Made(function, tuple(used), dtypes, results, digest=digest))
+            return function
         if made_here.kept_bytes + size > _KEPT_PER_GRAPH:
             return make(graph_def, used, arguments, computed)
         made_here.kept_bytes += size
         kept = graph_pb2.GraphDef()
         kept.CopyFrom(graph_def)
         function = make(graph_def, used, arguments, computed)
-        earlier.append(_Made(function, kept, tuple(used), dtypes, results))
+        earlier.append(_Made(function, tuple(used), dtypes, results, graph_def=kept))
         return function
 
 

@@ -51,12 +51,12 @@ def _magnitudes(stream):
                    for indices, flips, _ in stream for index, flipped in zip(indices, flips))
 
 
-def _lifted_functions(build, shim, op_type="RandomUniform"):
+def _lifted_functions(build, shim, op_type="RandomUniform", initialize_tables=False):
     """The batches the shim gives, and how many lifted functions holding an `op_type` op
     its graph holds."""
     import tensorflow as real_tf
     graph = real_tf.Graph()
-    batches = run_stream(shim, build, graph=graph)
+    batches = run_stream(shim, build, graph=graph, initialize_tables=initialize_tables)
     library = graph.as_graph_def().library.function
     made = [function for function in library if function.signature.name.startswith("function_")
             and any(node.op == op_type for node in function.node_def)]
@@ -123,13 +123,9 @@ def test_copies_reading_one_table_share_a_function(tf_behavior, shim, legacy):
                 per_thread.append([index, table.lookup(index) * 3])
         return tf.train.batch_join(per_thread, 2, allow_smaller_final_batch=True)
 
-    import tensorflow as real_tf
-    graph = real_tf.Graph()
-    batches = run_stream(shim, build, graph=graph, initialize_tables=True)
-    functions = [function for function in graph.as_graph_def().library.function
-                 if function.signature.name.startswith("function_")
-                 and any(node.op == "LookupTableFindV2" for node in function.node_def)]
-    assert len(functions) == (1 if _shared("cond", tf_behavior) else THREADS)
+    batches, functions = _lifted_functions(build, shim, op_type="LookupTableFindV2",
+                                           initialize_tables=True)
+    assert functions == (1 if _shared("cond", tf_behavior) else THREADS)
 
     def rows(stream):
         return Counter((int(index), int(value)) for indices, values in stream
