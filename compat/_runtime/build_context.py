@@ -58,12 +58,18 @@ def without_autograph():
 
 
 @contextlib.contextmanager
-def shim_control_flow_v2():
-    """The shim's own conds and loops are v2 (If, While) under either TF behaviour: one
-    compiled form for both, the one tf.data functions are built for. The user's ops are
-    imported as they are, v1 control flow included (see `lifting`)."""
+def shim_control_flow(v2: bool):
+    """The form of the shim's own conds and loops, under either TF behaviour.
+
+    v2 (If, While) in what the shim builds for tf.data: one compiled form for both
+    behaviours, the one tf.data functions are built for. v1 (Switch, Merge, Enter, Exit)
+    where it adds a loop to the user's own graph (`fed_batches`): those ops run in the
+    Session's executor as they are, where a While and its If would be functions the first
+    run makes, lowers and optimizes (FaceNet's first batch came ~100 ms later). A
+    tf.function's graph builds v2 either way. The user's ops are imported as they are, v1
+    control flow included (see `lifting`)."""
     saved = _control_flow_util.ENABLE_CONTROL_FLOW_V2
-    _control_flow_util.ENABLE_CONTROL_FLOW_V2 = True
+    _control_flow_util.ENABLE_CONTROL_FLOW_V2 = v2
     try:
         yield
     finally:
@@ -102,7 +108,7 @@ def building(graph):
                                    or (len(frames) > 1 and frames[-2].repeatable_order))
     try:
         with graph.as_default(), seed_counter_preserved(graph), without_autograph(), \
-                shim_control_flow_v2():
+                shim_control_flow(v2=True):
             yield frames[-1]
     finally:
         frame = frames.pop()

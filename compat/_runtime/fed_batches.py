@@ -55,10 +55,10 @@ def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Calla
 
 @contextlib.contextmanager
 def _own_ops(graph):
-    """The shim's own ops in the user's graph: TF1's op-seed counter untouched, and the same
-    (v2) loops and conds under either TF behaviour."""
+    """The shim's own ops in the user's graph: TF1's op-seed counter untouched, and v1 loops
+    and conds under either TF behaviour (see `build_context.shim_control_flow`)."""
     with graph.as_default(), build_context.seed_counter_preserved(graph), \
-            build_context.without_autograph(), build_context.shim_control_flow_v2():
+            build_context.without_autograph(), build_context.shim_control_flow(v2=False):
         yield
 
 

@@ -192,3 +192,59 @@ def test_a_shuffled_batch_comes_once_min_after_dequeue_plus_its_size_are_in(lega
     for tf in (legacy, shim):
         taken = shuffled_from_a_feeder(tf, fed)
         assert len(taken) == 2 and set(taken.tolist()) <= set(range(5))
+
+
+def _fed_batch_graph(tf, records=7):
+    value = tf.train.range_input_producer(records, num_epochs=1, shuffle=False).dequeue()
+    batch_size = tf.placeholder(tf.int32, [], name="batch_size")
+    batch = tf.train.batch([value, tf.fill([2], value * 10)], batch_size,
+                           allow_smaller_final_batch=True, name="examples")
+    return batch_size, batch
+
+
+def test_the_staging_loop_is_ops_of_the_graph_not_functions(shim):
+    """The loop that tops up the staging queue runs in the Session's executor as it is (v1
+    Enter/Exit, Switch/Merge), under either TF behaviour: a While and its If would be
+    functions for the first run to make, lower and optimize."""
+    with tf_real.Graph().as_default() as graph:
+        batch_size, batch = _fed_batch_graph(shim)
+        with shim.Session() as sess:
+            sess.run(tf_real.compat.v1.local_variables_initializer())
+            assert sess.run(batch, {batch_size: 3})[0].tolist() == [0, 1, 2]
+        op_types = {op.type for op in graph.get_operations()}
+        library = graph.as_graph_def().library.function
+    assert {"Enter", "Exit", "LoopCond", "Switch", "Merge"} <= op_types
+    assert not {"While", "StatelessWhile", "If", "StatelessIf"} & op_types
+    assert not [function.signature.name for function in library
+                if {"While", "If", "QueueEnqueueV2", "QueueCloseV2"}
+                & {node.op for node in function.node_def}]
+
+
+def test_a_graph_with_a_fed_batch_written_out_runs_elsewhere(legacy, shim):
+    """export_meta_graph / import_meta_graph, as a trainer's checkpoints carry the graph: the
+    imported graph takes batches of fed sizes as TF1's does."""
+    sizes = [3, 0, 2, 5, 1]
+
+    def exported_and_run(tf):
+        with tf_real.Graph().as_default():
+            batch_size, batch = _fed_batch_graph(tf)
+            meta_graph = tf.train.export_meta_graph()
+            names = [batch_size.name] + [tensor.name for tensor in batch]
+        imported = tf_real.Graph()
+        with imported.as_default():
+            tf_real.compat.v1.train.import_meta_graph(meta_graph)
+            batch_size, *batch = [imported.get_tensor_by_name(name) for name in names]
+            outcomes = []
+            with tf_real.compat.v1.Session() as sess:
+                sess.run(tf_real.compat.v1.local_variables_initializer())
+                coord = tf_real.compat.v1.train.Coordinator()
+                threads = tf_real.compat.v1.train.start_queue_runners(sess=sess, coord=coord)
+                for size in sizes:
+                    outcomes.append(outcome_of(lambda: sess.run(batch, {batch_size: size})))
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+        return outcomes
+
+    expected = exported_and_run(legacy)
+    assert [kind for kind, _ in expected] == ["values"] * 4 + ["OutOfRangeError"]
+    assert_outcomes_equal(expected, exported_and_run(shim))
