@@ -7,8 +7,12 @@ subprocess: tf.disable_v2_behavior() via the module under test (legacy: tensorfl
 shim: compat.v1), build, Session, initializers, queue runners under a Coordinator (plus
 FaceNet's feeder thread), batches for --seconds after the first, a clean stop. Reported:
 records/s after the first batch (median over rounds), shim/legacy (median of within-round
-ratios), time to first batch from the start of graph building. Rounds interleave the variants
-so machine noise hits both alike; a failed variant is recorded and the run goes on.
+ratios), time to first batch from the start of graph building, and its phases (a second
+table): the build, the first Session run (the initializers; the shim traces its pipelines
+there), the first batch's own Session run. Rounds interleave the variants so machine noise
+hits both alike; a failed variant is recorded and the run goes on. First batches vary more
+than records/s from process to process: for startup, run more rounds (`--rounds 7 --seconds
+0.5` measures 7 fresh processes per variant; records/s from rounds that short mean little).
 
     python benchmarks/real_programs.py                  # all programs, 3 rounds of 3 s
     python benchmarks/real_programs.py --quick          # smoke run (numbers mean nothing)
@@ -103,6 +107,8 @@ class Measurement:
     records_per_s: Optional[float] = None
     first_batch_s: Optional[float] = None   # from the start of graph building
     build_s: Optional[float] = None         # until the batch tensors exist
+    first_run_s: Optional[float] = None     # the initializers' Session run alone
+    first_fetch_s: Optional[float] = None   # the first batch's Session run alone
     steady_s: Optional[float] = None        # first batch to last batch
     batches: int = 0                        # after the first
     records: int = 0                        # after the first
@@ -181,7 +187,10 @@ def measure_child(program: Program, variant: str, data_dir: str, seconds: float
         fetches = built.fetches() if hasattr(built, "fetches") else built
         result.build_s = time.perf_counter() - start
         sess = tf.Session()
-        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        initializers = [tf.global_variables_initializer(), tf.local_variables_initializer()]
+        began = time.perf_counter()
+        sess.run(initializers)
+        result.first_run_s = time.perf_counter() - began
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess=sess, coord=coord)
         feeder = (_start_facenet_feeder(sess, built, module, data_dir, seconds, coord)
@@ -193,8 +202,10 @@ def measure_child(program: Program, variant: str, data_dir: str, seconds: float
                             if sizes else None)
 
         try:
+            began = time.perf_counter()
             values = step(0)
             now = steady_start = time.perf_counter()
+            result.first_fetch_s = now - began
             result.first_batch_s, result.signature = now - start, _signature(values)
             while now - steady_start < seconds:
                 values = step(result.batches + 1)
@@ -259,6 +270,10 @@ def prepare_data(config: Config, program: Program) -> tuple:
     return (None, error) if error else (os.path.join(path, "data"), None)
 
 
+# The phases of the time to first batch, each a median over the rounds.
+STARTUP = ("build_s", "first_run_s", "first_fetch_s", "first_batch_s")
+
+
 def summarize(measurements: list, programs: list, rounds: int) -> dict:
     """{program: {variant: medians and run counts, "shim/legacy": {median, rounds}}}."""
     by_key = {(m["program"], m["variant"], m["round"]): m for m in measurements}
@@ -269,7 +284,7 @@ def summarize(measurements: list, programs: list, rounds: int) -> dict:
             runs = [m for m in (by_key.get((name, variant, r)) for r in range(rounds)) if m]
             ok = [m for m in runs if m.get("ok")]
             entry[variant] = {"records_per_s": median(m["records_per_s"] for m in ok),
-                              "first_batch_s": median(m["first_batch_s"] for m in ok),
+                              **{key: median(m.get(key) for m in ok) for key in STARTUP},
                               "ok_runs": len(ok), "failed_runs": len(runs) - len(ok)}
         pairs = [(by_key.get((name, "shim", r)), by_key.get((name, "legacy", r)))
                  for r in range(rounds)]
@@ -318,6 +333,21 @@ def format_table(result: dict) -> str:
             + [cell(s[v], records_text(s[v]["records_per_s"])) for v in VARIANTS]
             + [ratio_text(s["shim/legacy"]["median"])]
             + [cell(s[v], seconds_text(s[v]["first_batch_s"])) for v in VARIANTS]
+            for name, s in result["summary"].items()]
+    return markdown(header, rows)
+
+
+def format_startup_table(result: dict) -> str:
+    """build / first run (initializers) / first fetch / first batch, median ms per variant."""
+    def phases(entry):
+        if not entry["ok_runs"]:
+            return "failed"
+        return " / ".join("-" if entry[key] is None else f"{entry[key] * 1e3:.0f}"
+                          for key in STARTUP)
+
+    header = ["program"] + [f"{variant}: build / 1st run / 1st fetch / 1st batch ms"
+                            for variant in VARIANTS]
+    rows = [[name] + [phases(s[variant]) for variant in VARIANTS]
             for name, s in result["summary"].items()]
     return markdown(header, rows)
 
@@ -424,6 +454,8 @@ def main(argv=None) -> int:
           f"{machine['git']['commit'][:8]}"
           f"{' + uncommitted changes' if machine['git']['compat_dirty'] else ''}.")
     print(format_table(result))
+    print(f"\nStartup, medians of {rounds} process(es) per variant:")
+    print(format_startup_table(result))
     for line in warnings_for(result):
         print(f"\nWARNING: {line}")
     print(f"\nTotal {result['total_seconds']:.0f} s.")
