@@ -65,7 +65,7 @@ def shim_control_flow(v2: bool):
     behaviours, the one tf.data functions are built for. v1 (Switch, Merge, Enter, Exit)
     where it adds a loop to the user's own graph (`fed_batches`): those ops run in the
     Session's executor as they are, where a While and its If would be functions the first
-    run makes, lowers and optimizes (FaceNet's first batch came ~100 ms later). A
+    run makes, lowers and optimizes (FaceNet's first batch came ~80 ms later). A
     tf.function's graph builds v2 either way. The user's ops are imported as they are, v1
     control flow included (see `lifting`)."""
     saved = _control_flow_util.ENABLE_CONTROL_FLOW_V2

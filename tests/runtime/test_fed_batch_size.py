@@ -202,17 +202,27 @@ def _fed_batch_graph(tf, records=7):
     return batch_size, batch
 
 
-def test_the_staging_loop_is_ops_of_the_graph_not_functions(shim):
+def test_the_staging_loop_is_ops_of_the_graph_not_functions(legacy, shim):
     """The loop that tops up the staging queue runs in the Session's executor as it is (v1
     Enter/Exit, Switch/Merge), under either TF behaviour: a While and its If would be
-    functions for the first run to make, lower and optimize."""
-    with tf_real.Graph().as_default() as graph:
-        batch_size, batch = _fed_batch_graph(shim)
-        with shim.Session() as sess:
-            sess.run(tf_real.compat.v1.local_variables_initializer())
-            assert sess.run(batch, {batch_size: 3})[0].tolist() == [0, 1, 2]
-        op_types = {op.type for op in graph.get_operations()}
-        library = graph.as_graph_def().library.function
+    functions for the first run to make, lower and optimize. Its batches are TF1's."""
+    def first_batches(tf):
+        with tf_real.Graph().as_default() as graph:
+            batch_size, batch = _fed_batch_graph(tf)
+            with tf.Session() as sess:
+                sess.run(tf_real.compat.v1.local_variables_initializer())
+                coord = tf.train.Coordinator()
+                threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+                outcomes = [outcome_of(lambda: sess.run(batch, {batch_size: 3}))]
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+        return outcomes, graph
+
+    expected, _ = first_batches(legacy)
+    got, graph = first_batches(shim)
+    assert_outcomes_equal(expected, got)
+    op_types = {op.type for op in graph.get_operations()}
+    library = graph.as_graph_def().library.function
     assert {"Enter", "Exit", "LoopCond", "Switch", "Merge"} <= op_types
     assert not {"While", "StatelessWhile", "If", "StatelessIf"} & op_types
     assert not [function.signature.name for function in library
