@@ -43,7 +43,7 @@ from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.framework import random_seed as _random_seed
 from tensorflow.python.ops import data_flow_ops, gen_data_flow_ops
 
-from compat._runtime import build_context, plan, stage_iterators
+from compat._runtime import build_context, plan, pull_maps, stage_iterators
 from compat._runtime.enqueue_ops import EnqueueOps
 from compat._runtime.stage_queue import StageQueue
 
@@ -96,6 +96,16 @@ def _rebuild_in_function(kernel_op: tf.Operation) -> tf.Tensor:
         kernel_op.type, [], dtypes=[kernel_op.outputs[0].dtype], attrs=attrs,
         op_def=kernel_op.op_def, name=kernel_op.name.split("/")[-1])
     return op.outputs[0]
+
+
+def _shaped(dequeue_from, shapes):
+    """`dequeue_from(handle)`, its outputs given `shapes` (as the queue declares them)."""
+    def dequeue(handle):
+        outputs = dequeue_from(handle)
+        for output, shape in zip(outputs, shapes):
+            output.set_shape(shape)
+        return outputs
+    return dequeue
 
 
 class QueueBase(data_flow_ops.QueueBase):
@@ -262,24 +272,31 @@ class QueueBase(data_flow_ops.QueueBase):
             tf.data.Dataset.from_tensors(0).repeat(), dequeue_in_function,
             preserve_cardinality=False)
 
+    def _fed_dequeues(self, spec) -> tf.data.Dataset:
+        """`_fed_dataset` of one-element dequeues whose components are `spec` (a tuple of
+        TensorSpecs, shapes as the queue declares them), its map written where it can be
+        (`pull_maps.dequeued`)."""
+        dequeue = _shaped(lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes),
+                          [part.shape for part in spec])
+        build_context.waits_on_session_runs()
+        return pull_maps.dequeued(self.queue_ref.op, spec, lambda: self._fed_dataset(dequeue))
+
     def _fed_stage(self, dequeued, dequeue_from, what):
         """Make a fed queue's dequeue op a plan stage, so that compiled stages downstream
-        (tf.train.batch, a compiled queue, a reader) consume the queue through tf.data."""
+        (tf.train.batch, a compiled queue, a reader) consume the queue through tf.data.
+        dequeue_from(handle): the dequeue to make in tf.data's function; None for one
+        element per dequeue."""
         components = self._components(dequeued)
         if not self._kernel_findable():
             return dequeued
-        shapes = [component.shape for component in components]
-
-        def dequeue_with_shapes(handle):
-            outputs = dequeue_from(handle)
-            for output, shape in zip(outputs, shapes):
-                output.set_shape(shape)
-            return outputs
-
-        op = components[0].op
         spec = tuple(tf.TensorSpec(component.shape, component.dtype) for component in components)
-        plan.add_stage(plan.Stage(lambda: self._fed_dataset(dequeue_with_shapes),
-                                  op, spec, f"{self.name} {what}", pulls_from_kernel=True))
+        if dequeue_from is None:
+            elements = lambda: self._fed_dequeues(spec)  # noqa: E731
+        else:
+            dequeue = _shaped(dequeue_from, [component.shape for component in components])
+            elements = lambda: self._fed_dataset(dequeue)  # noqa: E731
+        plan.add_stage(plan.Stage(elements, components[0].op, spec, f"{self.name} {what}",
+                                  pulls_from_kernel=True))
         return dequeued
 
     def dequeue(self, name=None):
@@ -287,10 +304,7 @@ class QueueBase(data_flow_ops.QueueBase):
             return super().dequeue(name=name)
         self._decide()
         if self._mode == _FED:
-            return self._fed_stage(
-                super().dequeue(name=name),
-                lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes),
-                "dequeue")
+            return self._fed_stage(super().dequeue(name=name), None, "dequeue")
         return self._compiled_result(self._compiled_consumer().dequeue(name or f"{self._name}_Dequeue"))
 
     def dequeue_many(self, n, name=None):

@@ -271,6 +271,68 @@ def test_written_pulls_are_traced_pulls(one_device, shim):
     assert ("experimental_ints_on_device" in written[0]) == one_device
 
 
+_FED_QUEUES = {
+    # FaceNet's input queue: name=None, so its kernel is named after its type.
+    "fifo_unnamed": lambda tf: tf.FIFOQueue(10, [tf.string, tf.int32, tf.int32],
+                                            shapes=[(1,), (1,), (1,)], name=None,
+                                            shared_name="fed"),
+    "padding_in_scope": lambda tf: tf.PaddingFIFOQueue(10, [tf.float32, tf.int64],
+                                                       shapes=[[None, 3], []],
+                                                       shared_name="fed"),
+    "shuffle_seeded": lambda tf: tf.RandomShuffleQueue(10, 2, [tf.float32], shapes=[[2]],
+                                                       seed=7, shared_name="fed",
+                                                       name="shuffled"),
+    "fifo_no_shapes": lambda tf: tf.FIFOQueue(5, [tf.int32], shared_name="fed"),
+    # Named as a node of the trace, which the trace renames: not written.
+    "named_as_a_trace_node": lambda tf: tf.FIFOQueue(5, [tf.int32], shared_name="fed",
+                                                     name="NoOp"),
+}
+
+
+@pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
+@pytest.mark.parametrize("make_queue", list(_FED_QUEUES.values()), ids=list(_FED_QUEUES))
+def test_written_fed_dequeues_are_traced_dequeues(make_queue, one_device, shim, monkeypatch):
+    """A fed queue read by tf.data one element per dequeue (FaceNet's input queue under a
+    batch), its map written by `pull_maps.dequeued`, is the function and the map op
+    tf.data's trace makes, for each kind of queue kernel, named or not, in a name scope,
+    with shapes or none, prepared for one device or not; a kernel named as one of the
+    trace's own nodes is traced."""
+    import tensorflow as real_tf
+    from compat._runtime import build_context, pull_maps
+
+    def built():
+        graph = real_tf.Graph()
+        if not one_device:
+            build_context.functions_as_tf_makes_them(graph)
+        with graph.as_default(), shim.name_scope("input"):
+            queue = make_queue(shim)
+            spec = tuple(real_tf.TensorSpec(shape, dtype)
+                         for shape, dtype in zip(queue.shapes, queue.dtypes))
+            with build_context.building(graph):
+                dataset = queue._fed_dequeues(spec)  # pylint: disable=protected-access
+        assert dataset.element_spec == spec
+        nodes = [node for node in graph.as_graph_def().node if node.op == "MapDataset"]
+        written_here = any(_WRITTEN_PULL.fullmatch(function.signature.name)
+                           for function in graph.as_graph_def().library.function)
+        return ([_as_pull(text) for text in _tf_data_functions(graph)],
+                [_as_pull(_canonical(str(node))) for node in nodes], written_here)
+
+    written, written_maps, was_written = built()
+    assert was_written == (make_queue is not _FED_QUEUES["named_as_a_trace_node"])
+    monkeypatch.setattr(pull_maps, "_writable", lambda spec: False)
+    traced, traced_maps, was_written = built()
+    assert not was_written
+    assert written == traced
+    assert written_maps == traced_maps
+    assert ("experimental_ints_on_device" in written[0]) == one_device
+
+
+def _as_pull(text: str) -> str:
+    """A traced dequeue's text, its function named as `_canonical` names a written one."""
+    return text.replace("__inference_Dataset_map_dequeue_in_function_UID",
+                        "__inference_Dataset_map_pull_UID")
+
+
 def test_readers_of_one_kind_share_one_traced_function(shim, legacy, tmp_path, monkeypatch):
     """Three TFRecordReaders on one filename queue (Inception's readers, in small): the
     reader function their files are flat-mapped through is traced once and used by all
