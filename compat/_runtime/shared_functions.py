@@ -56,9 +56,10 @@ def kernel_state_free(op, state_found_by_name) -> bool:
             return op.get_attr("seed") == 0 and op.get_attr("seed2") == 0
         except ValueError:  # a version of the op without seed attributes: not known
             return False
-    if "seed" in op.node_def.attr or "seed2" in op.node_def.attr:
+    op_def = op.op_def  # kept by type; `op.node_def` would be serialized on every access
+    if any(attr.name in ("seed", "seed2") for attr in op_def.attr):
         return False  # a kernel that may draw its own seeds (FractionalMaxPool's)
-    return not op.op_def.is_stateful or op.type == "Assert" or op.type in state_found_by_name
+    return not op_def.is_stateful or op.type == "Assert" or op.type in state_found_by_name
 
 
 # A computation is compared with later ones through a copy of its GraphDef, kept with its
