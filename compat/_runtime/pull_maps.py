@@ -13,8 +13,10 @@ A fed queue read by tf.data (FaceNet's input queue under a batch) is the same ma
 queue kernel made again in place of the look-up and a QueueDequeueV2 in place of the
 get-next: written, it is ~7 ms less of FaceNet's build (medians of 8 processes: 16 ms for
 the dataset, its ticks mostly, against 22).
-A stream with other than dense components, and every build where tf.data functions take
-TF's path (`build_context.makes_dataset_functions`), still has its map traced.
+A stream with other than dense components, a build under a device function or colocation,
+a fed queue whose kernel is named as one of the trace's own nodes, and every build where
+tf.data functions take TF's path (`build_context.makes_dataset_functions`), still have their
+map traced.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from tensorflow.core.framework import attr_value_pb2, function_pb2
 from tensorflow.python.data.ops import dataset_ops as _dataset_ops
 from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.data.util import structure as _structure
+from tensorflow.python.framework import func_graph as _func_graph
 from tensorflow.python.framework import function as legacy_function
 from tensorflow.python.ops import gen_dataset_ops
 
@@ -75,8 +78,14 @@ def dequeued(kernel_op: tf.Operation, element_spec, traced_map: Callable[[], tf.
 
 
 def _writable(element_spec) -> bool:
-    return build_context.makes_dataset_functions() and all(
-        type(spec) is tf.TensorSpec for spec in tf.nest.flatten(element_spec))  # pylint: disable=unidiomatic-typecheck
+    """Whether the map can be written as its trace would be: dense components, the shim's
+    tf.data functions, and no device function or colocation in force (a trace takes them
+    into its nodes; a device given by name it does not)."""
+    graph = tf.compat.v1.get_default_graph()
+    return (build_context.makes_dataset_functions()
+            and not _func_graph.device_stack_has_callable(graph._device_function_stack)  # pylint: disable=protected-access
+            and not len(graph._colocation_stack)  # pylint: disable=protected-access
+            and all(type(spec) is tf.TensorSpec for spec in tf.nest.flatten(element_spec)))  # pylint: disable=unidiomatic-typecheck
 
 
 def _written(define: Callable, element_spec) -> tf.data.Dataset | None:

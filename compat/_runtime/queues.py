@@ -272,10 +272,12 @@ class QueueBase(data_flow_ops.QueueBase):
             tf.data.Dataset.from_tensors(0).repeat(), dequeue_in_function,
             preserve_cardinality=False)
 
-    def _fed_dequeues(self, spec) -> tf.data.Dataset:
+    def _fed_dequeues(self, spec) -> tf.data.Dataset | None:
         """`_fed_dataset` of one-element dequeues whose components are `spec` (a tuple of
         TensorSpecs, shapes as the queue declares them), its map written where it can be
         (`pull_maps.dequeued`)."""
+        if not self._kernel_findable():
+            return None
         dequeue = _shaped(lambda handle: gen_data_flow_ops.queue_dequeue_v2(handle, self._dtypes),
                           [part.shape for part in spec])
         build_context.waits_on_session_runs()

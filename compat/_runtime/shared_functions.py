@@ -56,7 +56,8 @@ def kernel_state_free(op, state_found_by_name) -> bool:
             return op.get_attr("seed") == 0 and op.get_attr("seed2") == 0
         except ValueError:  # a version of the op without seed attributes: not known
             return False
-    op_def = op.op_def  # kept by type; `op.node_def` would be serialized on every access
+    # The graph keeps OpDefs by type; `op.node_def` and `op.op_def` are made on every access.
+    op_def = op.graph.op_def_for_type(op.type)
     if any(attr.name in ("seed", "seed2") for attr in op_def.attr):
         return False  # a kernel that may draw its own seeds (FractionalMaxPool's)
     return not op_def.is_stateful or op.type == "Assert" or op.type in state_found_by_name

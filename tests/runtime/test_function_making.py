@@ -283,20 +283,26 @@ _FED_QUEUES = {
                                                        seed=7, shared_name="fed",
                                                        name="shuffled"),
     "fifo_no_shapes": lambda tf: tf.FIFOQueue(5, [tf.int32], shared_name="fed"),
-    # Named as a node of the trace, which the trace renames: not written.
+    # Sorted before the dequeue among the function's control outputs.
+    "named_before_the_dequeue": lambda tf: tf.FIFOQueue(5, [tf.int32], shared_name="fed",
+                                                        name="A_queue"),
+    # Named as a node of the trace (in any case), which the trace renames: traced.
     "named_as_a_trace_node": lambda tf: tf.FIFOQueue(5, [tf.int32], shared_name="fed",
                                                      name="NoOp"),
+    "named_as_a_trace_node_lower": lambda tf: tf.FIFOQueue(5, [tf.int32], shared_name="fed",
+                                                           name="identity_1"),
 }
+_TRACED_FED_QUEUES = ("named_as_a_trace_node", "named_as_a_trace_node_lower")
 
 
 @pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
-@pytest.mark.parametrize("make_queue", list(_FED_QUEUES.values()), ids=list(_FED_QUEUES))
-def test_written_fed_dequeues_are_traced_dequeues(make_queue, one_device, shim, monkeypatch):
+@pytest.mark.parametrize("kind", list(_FED_QUEUES))
+def test_written_fed_dequeues_are_traced_dequeues(kind, one_device, shim, monkeypatch):
     """A fed queue read by tf.data one element per dequeue (FaceNet's input queue under a
     batch), its map written by `pull_maps.dequeued`, is the function and the map op
     tf.data's trace makes, for each kind of queue kernel, named or not, in a name scope,
     with shapes or none, prepared for one device or not; a kernel named as one of the
-    trace's own nodes is traced."""
+    trace's own nodes is traced. Either way the build knows it waits on Session runs."""
     import tensorflow as real_tf
     from compat._runtime import build_context, pull_maps
 
@@ -305,11 +311,12 @@ def test_written_fed_dequeues_are_traced_dequeues(make_queue, one_device, shim, 
         if not one_device:
             build_context.functions_as_tf_makes_them(graph)
         with graph.as_default(), shim.name_scope("input"):
-            queue = make_queue(shim)
+            queue = _FED_QUEUES[kind](shim)
             spec = tuple(real_tf.TensorSpec(shape, dtype)
                          for shape, dtype in zip(queue.shapes, queue.dtypes))
-            with build_context.building(graph):
+            with build_context.building(graph) as frame:
                 dataset = queue._fed_dequeues(spec)  # pylint: disable=protected-access
+        assert frame.waits_on_runs
         assert dataset.element_spec == spec
         nodes = [node for node in graph.as_graph_def().node if node.op == "MapDataset"]
         written_here = any(_WRITTEN_PULL.fullmatch(function.signature.name)
@@ -318,13 +325,37 @@ def test_written_fed_dequeues_are_traced_dequeues(make_queue, one_device, shim, 
                 [_as_pull(_canonical(str(node))) for node in nodes], written_here)
 
     written, written_maps, was_written = built()
-    assert was_written == (make_queue is not _FED_QUEUES["named_as_a_trace_node"])
+    assert was_written == (kind not in _TRACED_FED_QUEUES)
     monkeypatch.setattr(pull_maps, "_writable", lambda spec: False)
     traced, traced_maps, was_written = built()
     assert not was_written
     assert written == traced
     assert written_maps == traced_maps
     assert ("experimental_ints_on_device" in written[0]) == one_device
+
+
+@pytest.mark.parametrize("scope", ["device_name", "device_function", "colocation"])
+def test_fed_dequeues_under_device_scopes_are_traced_where_the_trace_takes_them_in(scope, shim):
+    """A trace takes a device function's devices and a colocation into its nodes, which a
+    written map would not: built under either, the fed dequeue's map is traced. Under a
+    device given by name (Inception's `tf.device('/cpu:0')`), which the trace does not take
+    in, it is written."""
+    import tensorflow as real_tf
+    from compat._runtime import build_context
+
+    graph = real_tf.Graph()
+    with graph.as_default():
+        queue = shim.FIFOQueue(5, [shim.int32], shapes=[[]], shared_name="fed")
+        anchor = shim.constant(0, name="anchor")
+        context = {"device_name": lambda: graph.device("/device:CPU:0"),
+                   "device_function": lambda: graph.device(lambda op: "/device:CPU:0"),
+                   "colocation": lambda: graph.colocate_with(anchor)}[scope]
+        with context(), build_context.building(graph):
+            queue._fed_dequeues((real_tf.TensorSpec([], real_tf.int32),))  # pylint: disable=protected-access
+    names = [function.signature.name for function in graph.as_graph_def().library.function]
+    written = [name for name in names if _WRITTEN_PULL.fullmatch(name)]
+    traced = [name for name in names if "dequeue_in_function" in name]
+    assert (len(written), len(traced)) == ((1, 0) if scope == "device_name" else (0, 1))
 
 
 def _as_pull(text: str) -> str:
