@@ -198,20 +198,29 @@ def dequeue_definition(kernel_op: tf.Operation, attributes: dict
     (its attributes but for colocation), found by its shared name, then QueueDequeueV2
     (`timeout_ms` -1: wait, as TF1's dequeue does);
     None where the trace would rename its nodes (a kernel named as one of them)."""
-    lookup_name = kernel_op.name.split("/")[-1]
+    lookup_name, attrs = kernel_in_function(kernel_op)
     if _RESERVED_IN_DEQUEUE.fullmatch(lookup_name.lower()):
         return None
     types = [dtype.as_datatype_enum for dtype in kernel_op.get_attr("component_types")]
     definition = function_pb2.FunctionDef()
     lookup = definition.node_def.add(name=lookup_name, op=kernel_op.type)
-    for key, value in kernel_op.node_def.attr.items():
-        if key != "_class":
-            lookup.attr[key].CopyFrom(value)
+    for key, value in attrs.items():
+        lookup.attr[key].CopyFrom(value)
     dequeue = definition.node_def.add(name="QueueDequeueV2", op="QueueDequeueV2",
                                       input=[f"{lookup_name}:handle:0"])
     dequeue.attr["component_types"].list.type.extend(types)
     dequeue.attr["timeout_ms"].i = -1
     return _finished(definition, types, attributes)
+
+
+def kernel_in_function(kernel_op: tf.Operation) -> tuple:
+    """(name, attributes) of the queue kernel `kernel_op` made again inside a tf.data
+    function, where it is found by its shared name: its own name without the scope, its
+    attributes but for colocation (which names an op of the user's graph). One answer for
+    the traced dequeue (`queues._rebuild_in_function`) and the written one, which must be
+    the same function."""
+    attrs = {key: value for key, value in kernel_op.node_def.attr.items() if key != "_class"}
+    return kernel_op.name.split("/")[-1], attrs
 
 
 # Names the dequeue's trace gives its other nodes (compared in lower case, as graphs do).

@@ -90,11 +90,11 @@ def _kernel_shared_name(shared_name):
 
 def _rebuild_in_function(kernel_op: tf.Operation) -> tf.Tensor:
     """A handle to the queue kernel `kernel_op`, created inside the function being built."""
-    attrs = {key: value for key, value in kernel_op.node_def.attr.items() if key != "_class"}
+    name, attrs = pull_maps.kernel_in_function(kernel_op)
     graph = tf.compat.v1.get_default_graph()
     op = graph._create_op_internal(  # pylint: disable=protected-access
         kernel_op.type, [], dtypes=[kernel_op.outputs[0].dtype], attrs=attrs,
-        op_def=kernel_op.op_def, name=kernel_op.name.split("/")[-1])
+        op_def=kernel_op.op_def, name=name)
     return op.outputs[0]
 
 
