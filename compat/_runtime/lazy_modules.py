@@ -36,12 +36,14 @@ _runtime_loaded = []
 
 def _load_runtime() -> None:
     """Import the shim's runtime (and TensorFlow) at the first name looked up, as importing
-    TensorFlow loads its own: building the first pipeline then pays no imports (~15 ms)."""
+    TensorFlow loads its own: building the first pipeline then pays no imports (~15 ms);
+    and TensorFlow's first failed op look-up runs meanwhile (see `registry_warmup`)."""
     if not _runtime_loaded:
         _runtime_loaded.append(True)
         for module_name in sorted({impl.partition(":")[0] for table in _OVERRIDES.values()
                                    for impl in table.values()}):
             importlib.import_module(module_name)
+        importlib.import_module("compat._runtime.registry_warmup").start()
 
 
 def lookup(relative: str, name: str):

@@ -1,0 +1,70 @@
+"""TensorFlow's once-per-process registry export, paid on the second core.
+
+The first time a process looks up a name that is not a registered op, TensorFlow's
+`OpRegistry::LookUpSlow` exports its whole registry (every OpDef, sorted: ~7 ms here), for
+a debug log it prints only at verbosity 3. Adding a function to a graph looks its name up so
+(an op may not share a function's name), so the first tf.data function a process makes pays
+it: every shim pipeline, at its first Session run, where TF1's queues, which add no function,
+never do. PTB's input starts ~19 ms after TF1's; this is a third of it.
+
+So when the shim's runtime loads, a thread makes that first failed look-up through TF's C
+API (ctypes releases the GIL for the call), on the core the main thread is not using while
+the user's graph is built. Best effort: where the C API is not found (another platform, a TF
+build without the library), nothing is done and the first function pays as before.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+# A name no op has.
+_MISSING_OP = b"CompatNoSuchOp_registry_warmup"
+_LIBRARIES = ("libtensorflow_cc.so.2", "libtensorflow_cc.2.dylib")
+
+_started = []
+
+
+def _c_api(tf_lib_dir: str):
+    """TF's C API library, loaded where TF loaded it (None if not found)."""
+    for name in _LIBRARIES:
+        path = os.path.join(tf_lib_dir, name)
+        if os.path.exists(path):
+            library = ctypes.CDLL(path)
+            for function in ("TF_NewGraph", "TF_NewStatus", "TF_NewBuffer"):
+                getattr(library, function).restype = ctypes.c_void_p
+            library.TF_GraphGetOpDef.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                 ctypes.c_void_p, ctypes.c_void_p]
+            for function in ("TF_DeleteGraph", "TF_DeleteStatus", "TF_DeleteBuffer"):
+                getattr(library, function).argtypes = [ctypes.c_void_p]
+            return library
+    return None
+
+
+def look_up_missing_op(tf_lib_dir: str) -> bool:
+    """Look up an op no one registered, in a graph of its own, through the C API without the
+    GIL; False where the C API was not found."""
+    try:
+        library = _c_api(tf_lib_dir)
+    except (OSError, AttributeError):
+        return False
+    if library is None:
+        return False
+    graph, status, buffer = library.TF_NewGraph(), library.TF_NewStatus(), library.TF_NewBuffer()
+    try:
+        library.TF_GraphGetOpDef(graph, _MISSING_OP, buffer, status)  # NOT_FOUND, as meant
+    finally:
+        library.TF_DeleteBuffer(buffer)
+        library.TF_DeleteStatus(status)
+        library.TF_DeleteGraph(graph)
+    return True
+
+
+def start() -> None:
+    """Make the first failed op look-up on a daemon thread, once per process."""
+    if _started:
+        return
+    _started.append(True)
+    import tensorflow as tf
+    threading.Thread(target=look_up_missing_op, args=(tf.sysconfig.get_lib(),),
+                     name="compat-registry-warmup", daemon=True).start()
