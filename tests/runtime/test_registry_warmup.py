@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from compat._runtime import registry_warmup
 
 # Run in a fresh process: the export happens once per process, and TF logs every failed
@@ -22,23 +24,27 @@ PROGRAM = textwrap.dedent("""
             thread.join()
     print("warmed", file=sys.stderr, flush=True)
     with tf.Graph().as_default():
-        queue = tf.train.range_input_producer(5, num_epochs=1, shuffle=False)
-        index = queue.dequeue()
+        value = tf.train.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
         with tf.Session() as session:
             session.run(tf.local_variables_initializer())
             coordinator = tf.train.Coordinator()
             threads = tf.train.start_queue_runners(session, coordinator)
-            print("values", [int(session.run(index)) for _ in range(5)], flush=True)
+            print("values", [int(session.run(value)) for _ in range(5)], flush=True)
             coordinator.request_stop()
             coordinator.join(threads)
 """)
 
 
-def _failed_look_ups(stderr: str) -> list:
-    """The op names TF failed to find, in order, from its op.cc VLOG lines; 'warmed' marks
-    where the program had joined the warm-up thread."""
+def _failed_look_ups(behavior: str) -> list:
+    """The op names TF failed to find while `PROGRAM` ran, in order, from its op.cc VLOG
+    lines; 'warmed' marks where the program had joined the warm-up thread."""
+    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "op=1"}
+    run = subprocess.run([sys.executable, "-c", PROGRAM, behavior], capture_output=True,
+                         text=True, env=environment, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "values [0, 1, 2, 3, 4]" in run.stdout
     found = []
-    for line in stderr.splitlines():
+    for line in run.stderr.splitlines():
         if line.startswith("warmed"):
             found.append("warmed")
         elif "Op type not registered '" in line:
@@ -47,14 +53,9 @@ def _failed_look_ups(stderr: str) -> list:
 
 
 def test_the_first_failed_look_up_is_the_warm_up_s_before_any_function(tf_behavior):
-    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "op=1"}
-    run = subprocess.run([sys.executable, "-c", PROGRAM, tf_behavior], capture_output=True,
-                         text=True, env=environment, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "values [0, 1, 2, 3, 4]" in run.stdout
-    looked_up = _failed_look_ups(run.stderr)
+    looked_up = _failed_look_ups(tf_behavior)
     # Only the first failed look-up of a process exports the registry: it is the warm-up's,
-    # made before the program went on, and the pipeline's functions came after.
+    # made at the program's first compat.v1 name, and the pipeline's functions came after.
     assert looked_up[:2] == [registry_warmup._MISSING_OP.decode(), "warmed"], looked_up
     assert len(looked_up) > 2, "the pipeline added no function: nothing was warmed for"
 
@@ -63,9 +64,10 @@ def test_a_tensorflow_without_the_c_api_library_is_left_alone(tmp_path):
     assert registry_warmup.look_up_missing_op(str(tmp_path)) is False
 
 
-def test_the_look_up_leaves_tensorflow_working():
+@pytest.mark.parametrize("wait", [True, False])
+def test_the_look_up_leaves_tensorflow_working(wait):
     import tensorflow as tf
-    assert registry_warmup.look_up_missing_op(tf.sysconfig.get_lib()) is True
+    assert registry_warmup.look_up_missing_op(tf.sysconfig.get_lib(), wait=wait) is True
     with tf.Graph().as_default() as graph:
         doubled = tf.function(lambda x: 2 * x).get_concrete_function(tf.constant(3))
         doubled.add_to_graph(graph)
