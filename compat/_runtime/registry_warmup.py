@@ -29,6 +29,7 @@ _MISSING_OP = b"CompatNoSuchOp_registry_warmup"
 _LIBRARIES = ("libtensorflow_cc.so.2", "libtensorflow_cc.2.dylib")
 
 _started = []
+_threads: list = []
 
 
 def _c_api(tf_lib_dir: str):
@@ -71,14 +72,29 @@ def look_up_missing_op(tf_lib_dir: str, wait: bool = True) -> bool:
     if wait:
         look_up()
     else:
-        threading.Thread(target=look_up, name="compat-registry-warmup", daemon=True).start()
+        thread = threading.Thread(target=look_up, name="compat-registry-warmup", daemon=True)
+        thread.start()
+        _threads.append(thread)
     return True
 
 
+def _finish_before_fork() -> None:
+    """A child forked during the export would inherit the registry's lock held (and wait on
+    it at its first op look-up): a fork waits for the look-up (at most ~7 ms, once)."""
+    for thread in _threads:
+        thread.join()
+
+
 def start() -> None:
-    """Make the first failed op look-up on a daemon thread, once per process."""
+    """Make the first failed op look-up on a daemon thread, once per process. Never raises:
+    it only moves a cost."""
     if _started:
         return
     _started.append(True)
-    import tensorflow as tf
-    look_up_missing_op(tf.sysconfig.get_lib(), wait=False)
+    try:
+        import tensorflow as tf
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(before=_finish_before_fork)
+        look_up_missing_op(tf.sysconfig.get_lib(), wait=False)
+    except Exception:  # pylint: disable=broad-except
+        pass

@@ -72,3 +72,28 @@ def test_the_look_up_leaves_tensorflow_working(wait):
         doubled = tf.function(lambda x: 2 * x).get_concrete_function(tf.constant(3))
         doubled.add_to_graph(graph)
         assert graph._is_function(doubled.name)  # pylint: disable=protected-access
+
+
+def test_a_fork_waits_for_the_look_up():
+    """A child forked while the export holds the registry's lock would wait on it at its
+    first op look-up; the parent's fork waits for the thread instead."""
+    program = textwrap.dedent("""
+        import os, threading
+        from compat._runtime import registry_warmup
+        registry_warmup.start()
+        pid = os.fork()
+        if pid == 0:
+            import tensorflow as tf
+            with tf.Graph().as_default():
+                tf.constant(1) + 1
+            os._exit(0)
+        alive = [t.is_alive() for t in threading.enumerate()
+                 if t.name == "compat-registry-warmup"]
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status), "alive at fork", alive)
+    """)
+    # Without the wait the child hangs: the timeout is the failure.
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "child 0 alive at fork []" in run.stdout, run.stdout
