@@ -26,7 +26,7 @@ from compat._runtime import pull_maps
 def batched(dataset: tf.data.Dataset, batch_size, drop_remainder) -> tf.data.Dataset:
     """`dataset.batch(batch_size, drop_remainder)`, fused with the map it follows, if any."""
     if type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset,  # pylint: disable=protected-access
-                         pull_maps.PullDataset):
+                         pull_maps.WrittenMapDataset):
         return _MapAndBatchDataset(dataset, batch_size, drop_remainder)
     return _ParallelCopyBatchDataset(dataset, batch_size, drop_remainder)
 

@@ -9,6 +9,7 @@ the raw elements first and compute whole batches (`vectorize`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -44,6 +45,8 @@ class ElementSource:
     lifted_ops: the user's ops the computation re-creates.
     lifted_outputs: the user's tensors it computes, flattened (composites expanded).
     stateful: whether compute keeps state between calls (see `lifting.Lifted`).
+    function_without_inputs: for a computation that reads no stage, makes the function
+              `compute` calls (see `lifting.function_without_inputs`).
     dense:    every upstream component is a plain tensor (no sparse/ragged encodings), so
               upstream elements can be batched before computing.
     """
@@ -54,6 +57,7 @@ class ElementSource:
     dense: bool
     lifted_ops: tuple
     lifted_outputs: tuple
+    function_without_inputs: Callable | None = None
 
     def computed(self, finish: Callable | None = None, parallelism: int = 1) -> tf.data.Dataset:
         """The computed elements, in upstream order.
@@ -66,6 +70,19 @@ class ElementSource:
         # which the Session's grappler rewrites as TF1's Session rewrites them (also for
         # integer and bool results: argmax(sign(x)) -> argmax(x), not(a < b) -> a >= b).
         compute = self.compute if finish is None else (lambda *args: finish(self.compute(*args)))
+        with self.map_context():
+            calls = self.parallel_calls(parallelism)
+            if calls is None:
+                return self.upstream.map(compute)  # one thread: stateful ops in TF1's order
+            # deterministic=True keeps input order, which TF1 gives with one thread and is
+            # one of its orders with several.
+            return datasets.unless_identity(
+                self.upstream.map(compute, num_parallel_calls=calls, deterministic=True),
+                self.upstream)
+
+    @contextlib.contextmanager
+    def map_context(self):
+        """Where the map computing the elements is made (see `computed`)."""
         per_element = (contextlib.nullcontext()
                        if vectorize.same_floats_on_one_device(self.lifted_ops)
                        else build_context.user_ops_per_element())
@@ -75,14 +92,13 @@ class ElementSource:
         # shim's builds: the computation is graph code, and its conversion cache has mixed up
         # the shim's methods (TypeError from a converted `Stage.iterator_op`).
         with per_element, build_context.without_autograph():
-            if parallelism <= 1 and self.stateful:
-                return self.upstream.map(compute)  # one thread: stateful ops in TF1's order
-            # deterministic=True keeps input order, which TF1 gives with one thread and is
-            # one of its orders with several.
-            calls = parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
-            return datasets.unless_identity(
-                self.upstream.map(compute, num_parallel_calls=calls, deterministic=True),
-                self.upstream)
+            yield
+
+    def parallel_calls(self, parallelism: int) -> int | None:
+        """The calls `computed(parallelism=...)` runs at once; None: a plain map."""
+        if parallelism <= 1 and self.stateful:
+            return None
+        return parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
 
 
 def lifted(structure, what: str) -> lifting.Lifted:
@@ -156,7 +172,9 @@ def element_source(structure, what: str, consumer, fuse_units=True) -> ElementSo
 
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))
-    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
+    made = None if sources else functools.partial(lifting.function_without_inputs, lifted)
+    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs,
+                         made)
 
 
 def _unit_map_of(sources, outputs_read):

@@ -338,6 +338,22 @@ def _imported(ops, input_map, wanted, inline):
     return results
 
 
+def function_without_inputs(lifted: Lifted):
+    """The function that `lifted.function([])` calls, made now, for a computation that reads
+    no stage: the same function (shared with equal copies, see `shared_functions`), called
+    with no arguments, returning `lifted.outputs` in order. None where the computation reads
+    a stage or calls functions of its own (v2 control flow: a Defun traces it)."""
+    if lifted.sources or not lifted.ops:
+        return None
+    ops = list(lifted.ops)
+    graph_def = _graph_def_of(ops, {op.name for op in ops})
+    if graph_def.library.function:
+        return None
+    shareable = all(shared_functions.kernel_state_free(op, _ORDER_FREE_TABLE_OPS) for op in ops)
+    return shared_functions.function_of(graph_def, [], [], list(lifted.outputs), shareable,
+                                        _function_of)
+
+
 def _import_into_current_graph(ops, names, input_map, computed, graph_def=None):
     if not ops:
         return []

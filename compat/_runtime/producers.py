@@ -12,7 +12,8 @@ import dataclasses
 
 import tensorflow as tf
 
-from compat._runtime import arguments, build_context, datasets, element_source, plan
+from compat._runtime import (arguments, build_context, datasets, element_source, epoch_maps,
+                             plan)
 from compat._runtime.graph_mode import require_graph_mode
 from compat._runtime.stage_queue import StageQueue
 
@@ -66,13 +67,17 @@ def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
         source = element_source.element_source(input_tensor, "input_producer", consumer)
         if num_epochs is not None:
             source = dataclasses.replace(source, upstream=source.upstream.take(num_epochs))
+        if shuffle_seeds is not None:
+            # The shuffle kernel's k-th call must permute the k-th epoch: one call at a time.
+            source = dataclasses.replace(source, stateful=True)
+        written = epoch_maps.written_epochs(source, shuffle_seeds)
+        if written is not None:
+            return datasets.unbatched(written)
         if shuffle_seeds is None:
             return datasets.unbatched(source.computed())
         seed, seed2 = shuffle_seeds
-        # Shuffled in the function that computes the epoch (one function fewer to trace and
-        # prepare), which is then called one epoch at a time: the shuffle kernel's k-th call
-        # must permute the k-th epoch.
-        source = dataclasses.replace(source, stateful=True)
+        # Shuffled in the function that computes the epoch: one function fewer to trace and
+        # prepare.
         return datasets.unbatched(source.computed(
             finish=lambda rows: tf.raw_ops.RandomShuffle(value=rows, seed=seed, seed2=seed2)))
     return elements

@@ -35,7 +35,7 @@ from tensorflow.python.ops import gen_dataset_ops
 
 from compat._runtime import build_context, c_functions
 
-_TICK = tf.TensorSpec([], tf.int32)  # from_tensors(0)'s element
+TICK = tf.TensorSpec([], tf.int32)  # from_tensors(0)'s element
 
 
 def ticks() -> tf.data.Dataset:
@@ -58,7 +58,7 @@ def pulled(iterator_attrs: dict, element_spec) -> tf.data.Dataset:
     """Each element of the stream whose iterator `iterator_attrs` find (an `iterator_v2`
     op's attributes), taken from it when this dataset is asked for one; ends where the
     stream ends. Written where it can be (see the module docstring), else traced."""
-    if not _writable(element_spec):
+    if not writable(element_spec):
         return traced(iterator_attrs, element_spec)
     return _written(lambda attributes: function_definition(iterator_attrs, attributes),
                     element_spec)
@@ -69,7 +69,7 @@ def dequeued(kernel_op: tf.Operation, element_spec, traced_map: Callable[[], tf.
     """A fed queue's elements, each dequeued from its kernel `kernel_op` when asked for
     (`element_spec`: the dequeue's components, a tuple); where the map cannot be written,
     `traced_map()`, the same dataset traced."""
-    if _writable(element_spec):
+    if writable(element_spec):
         dataset = _written(lambda attributes: dequeue_definition(kernel_op, attributes),
                            element_spec)
         if dataset is not None:
@@ -77,7 +77,7 @@ def dequeued(kernel_op: tf.Operation, element_spec, traced_map: Callable[[], tf.
     return traced_map()
 
 
-def _writable(element_spec) -> bool:
+def writable(element_spec) -> bool:
     """Whether the map can be written as its trace would be: dense components, the shim's
     tf.data functions, and no device function or colocation in force (a trace takes them
     into its nodes; a device given by name it does not)."""
@@ -90,16 +90,23 @@ def _writable(element_spec) -> bool:
 
 def _written(define: Callable, element_spec) -> tf.data.Dataset | None:
     """The map over `ticks()` of the function `define(attributes)` writes (None: it cannot)."""
-    attributes = _function_attributes(build_context.one_device_functions_now())
+    attributes = function_attributes(build_context.one_device_functions_now())
     definition = define(attributes)
     if definition is None:
         return None
     # As the traced function's output structure has them: unnamed.
     element_spec = tf.nest.map_structure(lambda spec: tf.TensorSpec(spec.shape, spec.dtype),
                                          element_spec)
+    function = called(definition, attributes)
+    # preserve_cardinality=False: the stream's end of sequence ends this dataset.
+    return WrittenMapDataset(ticks(), function, element_spec, preserve_cardinality=False)
+
+
+def called(definition: function_pb2.FunctionDef, attributes: dict) -> _Called:
+    """The function `definition` as a dataset op calls it, added to the current graph."""
     function = _Called(legacy_function._from_definition(definition), attributes)  # pylint: disable=protected-access
     function.add_to_graph(tf.compat.v1.get_default_graph())
-    return PullDataset(ticks(), function, element_spec)
+    return function
 
 
 def traced(iterator_attrs: dict, element_spec) -> tf.data.Dataset:
@@ -115,7 +122,7 @@ def traced(iterator_attrs: dict, element_spec) -> tf.data.Dataset:
     return _map_op._MapDataset(ticks(), pull, preserve_cardinality=False)  # pylint: disable=protected-access
 
 
-def _function_attributes(one_device: bool) -> dict:
+def function_attributes(one_device: bool) -> dict:
     """The attributes tf.data gives the function, in its order (see
     `build_context._install_one_device_functions`)."""
     attributes = {}
@@ -151,18 +158,28 @@ class _MadeFunction:
         self.output_structure = output_structure
 
 
-class PullDataset(_dataset_ops.UnaryDataset):
-    """`_MapDataset(ticks, pull, preserve_cardinality=False)` with its function made: the
-    same op and attributes, and a map as `batch_fusion` fuses it."""
+class WrittenMapDataset(_dataset_ops.UnaryDataset):
+    """`_MapDataset` (or a deterministic `_ParallelMapDataset`, given `parallel_calls`) with
+    its function made, not traced: the same op and attributes, and a map as `batch_fusion`
+    fuses it."""
 
-    def __init__(self, input_dataset, function: _Called, element_spec):
+    def __init__(self, input_dataset, function: _Called, element_spec, *,
+                 preserve_cardinality: bool, parallel_calls: int | None = None):
         self._input_dataset, self._name = input_dataset, None
         self._map_func = _MadeFunction(function, element_spec)
-        self._preserve_cardinality = False  # the stream's end ends this dataset
-        variant_tensor = gen_dataset_ops.map_dataset(
-            input_dataset._variant_tensor, [], f=function,  # pylint: disable=protected-access
-            use_inter_op_parallelism=True, preserve_cardinality=False,
-            **self._common_args)  # force_synchronous (TF 2.18+) left at its default, False
+        self._preserve_cardinality = preserve_cardinality
+        common = dict(use_inter_op_parallelism=True, preserve_cardinality=preserve_cardinality,
+                      **self._common_args)
+        if parallel_calls is None:
+            variant_tensor = gen_dataset_ops.map_dataset(
+                input_dataset._variant_tensor, [], f=function, **common)  # pylint: disable=protected-access
+        else:
+            self._num_parallel_calls = tf.convert_to_tensor(parallel_calls, tf.int64,
+                                                            name="num_parallel_calls")
+            variant_tensor = gen_dataset_ops.parallel_map_dataset_v2(
+                input_dataset._variant_tensor, [], f=function,  # pylint: disable=protected-access
+                num_parallel_calls=self._num_parallel_calls, deterministic="true", **common)
+        # force_synchronous (TF 2.18+) and use_unbounded_threadpool left at their defaults
         super().__init__(input_dataset, variant_tensor)
 
     def _functions(self):
@@ -236,7 +253,7 @@ def _finished(definition: function_pb2.FunctionDef, types: list, attributes: dic
     its body."""
     lookup, take = definition.node_def[0].name, definition.node_def[1]
     signature = definition.signature
-    signature.input_arg.add(name="args_0", type=_TICK.dtype.as_datatype_enum)
+    signature.input_arg.add(name="args_0", type=TICK.dtype.as_datatype_enum)
     signature.is_stateful = True
     stateful = sorted([lookup, take.name])
     signature.control_output.extend(stateful)
@@ -252,12 +269,20 @@ def _finished(definition: function_pb2.FunctionDef, types: list, attributes: dic
 
     for name in stateful:
         definition.control_ret[name] = name
+    return signed(definition, attributes, "compat_pull")
+
+
+def signed(definition: function_pb2.FunctionDef, attributes: dict, prefix: str
+           ) -> function_pb2.FunctionDef:
+    """`definition`, of one tick argument (`args_0`), completed as tf.data's trace completes a
+    map function: the argument's attributes, the function's `attributes`, and a name of
+    `prefix` and a hash of the body."""
     argument = definition.arg_attr[0].attr
     argument["_user_specified_name"].s = b"args_0"
-    argument["_output_shapes"].list.shape.add().CopyFrom(_TICK.shape.as_proto())
+    argument["_output_shapes"].list.shape.add().CopyFrom(TICK.shape.as_proto())
     for name, value in attributes.items():
         definition.attr[name].CopyFrom(value)
     definition.attr["_construction_context"].s = b"kEagerRuntime"  # as tf.function adds it
     digest = hashlib.sha256(definition.SerializeToString(deterministic=True)).hexdigest()[:16]
-    signature.name = f"compat_pull_{digest}"
+    definition.signature.name = f"{prefix}_{digest}"
     return definition

@@ -1,0 +1,140 @@
+"""A producer over a computed input (`epoch_maps`): the map computing its epochs is written
+as tf.data's trace writes it. Each program is run three times: with TF1's queues, with the
+shim, and with the shim made to trace the map; the streams are equal, and so are the
+written and traced functions and map ops."""
+import re
+
+import numpy as np
+import pytest
+
+from conftest import run_stream
+
+_WRITTEN = re.compile(r"\bcompat_epochs_[0-9a-f]{16}\b")
+_TRACED = re.compile(r"\b__inference_Dataset_map_(?:compute|lambda)_\d+\b")
+_HASHED = re.compile(
+    r"\b((?:_?make_dataset|make_shared_iterator|failing_factory)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
+
+
+def _canonical(text: str) -> str:
+    text = _TRACED.sub("EPOCH_MAP", _WRITTEN.sub("EPOCH_MAP", text))
+    return _HASHED.sub(r"\1HASH", text)
+
+
+def ptb_windows(tf):
+    """The RNN tutorial's `ptb_producer`: an epoch size computed from the data, checked by
+    an assertion, and each step's window sliced by the index dequeued."""
+    raw = tf.convert_to_tensor(np.arange(230, dtype=np.int32) % 17, name="raw_data")
+    batch_size, num_steps = 4, 5
+    batch_len = tf.size(raw) // batch_size
+    data = tf.reshape(raw[0: batch_size * batch_len], [batch_size, batch_len])
+    epoch_size = (batch_len - 1) // num_steps
+    assertion = tf.assert_positive(epoch_size, message="epoch_size == 0")
+    with tf.control_dependencies([assertion]):
+        epoch_size = tf.identity(epoch_size, name="epoch_size")
+    i = tf.train.range_input_producer(epoch_size, num_epochs=2, shuffle=False).dequeue()
+    x = tf.strided_slice(data, [0, i * num_steps], [batch_size, (i + 1) * num_steps])
+    return i, x
+
+
+def ptb_shuffled(tf):
+    epoch_size = tf.constant(23) // 4
+    return tf.train.range_input_producer(epoch_size, num_epochs=3, seed=5).dequeue()
+
+
+def epochs_chosen_by_a_flag(tf):
+    """A smaller epoch in a debug run, chosen by a flag that may be fed: a cond (v1 under
+    `disable_v2_behavior()`; v2 in TF2 graph mode, whose functions keep the map traced)."""
+    debug = tf.placeholder_with_default(False, [], name="debug")
+    limit = tf.cond(debug, lambda: tf.constant(2), lambda: tf.constant(6))
+    return tf.train.range_input_producer(limit, num_epochs=2, shuffle=False).dequeue()
+
+
+def images_and_labels(tf):
+    """A list of images and labels in memory, sliced one example at a time."""
+    images = tf.constant(np.arange(24, dtype=np.float32).reshape(6, 4))
+    labels = tf.constant([3, 1, 4, 1, 5, 9])
+    return tf.train.slice_input_producer([images, labels], num_epochs=2, shuffle=False)
+
+
+def images_and_labels_shuffled(tf):
+    images = tf.constant(np.arange(24, dtype=np.float32).reshape(6, 4))
+    labels = tf.constant([3, 1, 4, 1, 5, 9])
+    return tf.train.slice_input_producer([images, labels], num_epochs=3, seed=11)
+
+
+PROGRAMS = {program.__name__: program for program in (
+    ptb_windows, ptb_shuffled, epochs_chosen_by_a_flag, images_and_labels, images_and_labels_shuffled)}
+
+
+def _library(graph) -> tuple:
+    graph_def = graph.as_graph_def()
+    functions = sorted(_canonical(str(function)) for function in graph_def.library.function)
+    maps = sorted(_canonical(str(node)) for node in graph_def.node
+                  if node.op in ("MapDataset", "ParallelMapDatasetV2"))
+    written = sum(bool(_WRITTEN.fullmatch(function.signature.name))
+                  for function in graph_def.library.function)
+    return functions, maps, written
+
+
+def _run(tf, program, graph_seed=3):
+    import tensorflow as real_tf
+    graph = real_tf.Graph()
+    stream = run_stream(tf, program, graph_seed=graph_seed, graph=graph)
+    return stream, graph
+
+
+@pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_written_epoch_maps_are_traced_maps(name, one_device, legacy, shim, tf_behavior,
+                                            monkeypatch):
+    from compat._runtime import build_context, epoch_maps
+
+    program = PROGRAMS[name]
+    if not one_device:
+        def program(tf, build=PROGRAMS[name]):  # pylint: disable=function-redefined
+            build_context.functions_as_tf_makes_them(tf.get_default_graph())
+            return build(tf)
+    expected, _ = _run(legacy, PROGRAMS[name])
+    written_stream, graph = _run(shim, program)
+    written_functions, written_maps, written = _library(graph)
+    v2_cond = name == "epochs_chosen_by_a_flag" and tf_behavior == "tf2"
+    assert written == (0 if v2_cond else 1)
+    monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
+    traced_stream, graph = _run(shim, program)
+    traced_functions, traced_maps, written = _library(graph)
+    assert written == 0
+    np.testing.assert_equal(written_stream, expected)
+    np.testing.assert_equal(traced_stream, expected)
+    if v2_cond:  # traced both times (its branch functions are named anew in each graph)
+        return
+    assert written_functions == traced_functions
+    assert written_maps == traced_maps and written_maps
+    assert any(("experimental_ints_on_device" in text) == one_device
+               for text in written_functions if "EPOCH_MAP" in text.split("\n", 2)[1])
+
+
+def test_matched_files_are_produced_as_tf1_produces_them(tmp_path, legacy, shim, tf_behavior,
+                                                         monkeypatch):
+    """`string_input_producer(match_filenames_once(pattern))`, the usual way to read every
+    shard of a folder: the file list is computed (MatchingFiles), so its epochs are mapped.
+    TF's own `string_input_producer` refuses a tensor in TF2 graph mode (it tests its truth);
+    there the written map is compared with the traced one."""
+    from compat._runtime import epoch_maps
+
+    for index in range(5):
+        (tmp_path / f"shard-{index}.txt").write_text(f"line {index}\n")
+
+    def program(tf):
+        files = tf.train.match_filenames_once(str(tmp_path / "shard-*.txt"))
+        queue = tf.train.string_input_producer(files, num_epochs=2, seed=7)
+        return tf.TextLineReader().read(queue)
+
+    written_stream, graph = _run(shim, program)
+    assert _library(graph)[2] == 1
+    monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
+    traced_stream, graph = _run(shim, program)
+    assert _library(graph)[2] == 0
+    np.testing.assert_equal(written_stream, traced_stream)
+    assert len(written_stream) == 10
+    if tf_behavior == "tf1":
+        np.testing.assert_equal(written_stream, _run(legacy, program)[0])
