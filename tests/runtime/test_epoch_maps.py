@@ -11,13 +11,14 @@ from conftest import run_stream
 
 _WRITTEN = re.compile(r"\bcompat_epochs_[0-9a-f]{16}\b")
 _TRACED = re.compile(r"\b__inference_Dataset_map_(?:compute|lambda)_\d+\b")
+_UID = re.compile(r"\b(__inference_\w+?)_\d+\b")
 _HASHED = re.compile(
     r"\b((?:_?make_dataset|make_shared_iterator|failing_factory)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 
 
 def _canonical(text: str) -> str:
     text = _TRACED.sub("EPOCH_MAP", _WRITTEN.sub("EPOCH_MAP", text))
-    return _HASHED.sub(r"\1HASH", text)
+    return _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
 
 
 def ptb_windows(tf):
@@ -62,18 +63,39 @@ def images_and_labels_shuffled(tf):
     return tf.train.slice_input_producer([images, labels], num_epochs=3, seed=11)
 
 
+def best_classes(tf):
+    """Each row's best class under a fixed linear model: a matmul, whose floats are computed
+    element by element as TF1's Session computes them (multi-device functions)."""
+    features = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(6, 4))
+    weights = tf.constant(np.linspace(0.5, -0.7, 12, dtype=np.float32).reshape(4, 3))
+    return tf.train.input_producer(tf.argmax(tf.matmul(features, weights), 1), num_epochs=2,
+                                   shuffle=False).dequeue()
+
+
+def long_row_sums(tf):
+    """Sums of long rows, whose last bits follow how many threads add them (the pipeline
+    keeps TF1's intra-op threads)."""
+    return tf.train.input_producer(tf.reduce_sum(tf.ones([4, 40000]), 1), num_epochs=2,
+                                   shuffle=False).dequeue()
+
+
 PROGRAMS = {program.__name__: program for program in (
-    ptb_windows, ptb_shuffled, epochs_chosen_by_a_flag, images_and_labels, images_and_labels_shuffled)}
+    ptb_windows, ptb_shuffled, epochs_chosen_by_a_flag, images_and_labels,
+    images_and_labels_shuffled, best_classes, long_row_sums)}
 
 
 def _library(graph) -> tuple:
+    """The graph's nodes, its functions (sorted) and versions, as canonical text; its map
+    ops; and how many epoch maps were written."""
     graph_def = graph.as_graph_def()
-    functions = sorted(_canonical(str(function)) for function in graph_def.library.function)
-    maps = sorted(_canonical(str(node)) for node in graph_def.node
-                  if node.op in ("MapDataset", "ParallelMapDatasetV2"))
+    whole = ([_canonical(str(node)) for node in graph_def.node]
+             + sorted(_canonical(str(function)) for function in graph_def.library.function)
+             + [str(graph_def.versions)])
+    maps = [_canonical(str(node)) for node in graph_def.node
+            if node.op in ("MapDataset", "ParallelMapDatasetV2")]
     written = sum(bool(_WRITTEN.fullmatch(function.signature.name))
                   for function in graph_def.library.function)
-    return functions, maps, written
+    return whole, maps, written
 
 
 def _run(tf, program, graph_seed=3):
@@ -96,21 +118,23 @@ def test_written_epoch_maps_are_traced_maps(name, one_device, legacy, shim, tf_b
             return build(tf)
     expected, _ = _run(legacy, PROGRAMS[name])
     written_stream, graph = _run(shim, program)
-    written_functions, written_maps, written = _library(graph)
+    written_graph, written_maps, written = _library(graph)
     v2_cond = name == "epochs_chosen_by_a_flag" and tf_behavior == "tf2"
     assert written == (0 if v2_cond else 1)
     monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
     traced_stream, graph = _run(shim, program)
-    traced_functions, traced_maps, written = _library(graph)
+    traced_graph, traced_maps, written = _library(graph)
     assert written == 0
     np.testing.assert_equal(written_stream, expected)
     np.testing.assert_equal(traced_stream, expected)
     if v2_cond:  # traced both times (its branch functions are named anew in each graph)
         return
-    assert written_functions == traced_functions
-    assert written_maps == traced_maps and written_maps
-    assert any(("experimental_ints_on_device" in text) == one_device
-               for text in written_functions if "EPOCH_MAP" in text.split("\n", 2)[1])
+    assert written_graph == traced_graph
+    assert written_maps
+    per_element = name == "best_classes"  # its floats are made as TF1 makes them
+    epoch_map = [text for text in written_graph if text.startswith('signature {\n  name: "EPOCH_MAP"')]
+    assert len(epoch_map) == 1
+    assert ("experimental_ints_on_device" in epoch_map[0]) == (one_device and not per_element)
 
 
 def test_matched_files_are_produced_as_tf1_produces_them(tmp_path, legacy, shim, tf_behavior,
@@ -129,12 +153,49 @@ def test_matched_files_are_produced_as_tf1_produces_them(tmp_path, legacy, shim,
         queue = tf.train.string_input_producer(files, num_epochs=2, seed=7)
         return tf.TextLineReader().read(queue)
 
-    written_stream, graph = _run(shim, program)
-    assert _library(graph)[2] == 1
+    written_stream, written_graph = _run(shim, program)
+    assert _library(written_graph)[2] == 1
     monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
     traced_stream, graph = _run(shim, program)
     assert _library(graph)[2] == 0
     np.testing.assert_equal(written_stream, traced_stream)
     assert len(written_stream) == 10
+    written_graph, traced_graph = (_library(graph)[0] for graph in (written_graph, graph))
+    assert written_graph == traced_graph
     if tf_behavior == "tf1":
         np.testing.assert_equal(written_stream, _run(legacy, program)[0])
+
+
+@pytest.mark.parametrize("scope", ["device_name", "device_function", "colocation"])
+def test_epoch_maps_under_device_scopes_are_traced_where_the_trace_takes_them_in(
+        scope, shim, monkeypatch):
+    """A trace takes a device function's devices and a colocation into its nodes, which a
+    written map would not: a producer's epochs built under either are traced; under a device
+    given by name, which the trace does not take in, they are written, and equal the trace."""
+    import tensorflow as real_tf
+    from compat._runtime import epoch_maps, producers
+
+    epochs_of = producers._epochs  # pylint: disable=protected-access
+
+    def under_scope(*args, **kwargs):
+        elements = epochs_of(*args, **kwargs)
+
+        def built():
+            graph = real_tf.compat.v1.get_default_graph()
+            anchor = real_tf.constant(0, name="anchor")
+            context = {"device_name": lambda: graph.device("/device:CPU:0"),
+                       "device_function": lambda: graph.device(lambda op: "/device:CPU:0"),
+                       "colocation": lambda: graph.colocate_with(anchor)}[scope]
+            with context():
+                return elements()
+        return built
+
+    monkeypatch.setattr(producers, "_epochs", under_scope)
+    written_stream, graph = _run(shim, ptb_shuffled)
+    written_graph, _, written = _library(graph)
+    assert written == (1 if scope == "device_name" else 0)
+    monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
+    traced_stream, graph = _run(shim, ptb_shuffled)
+    np.testing.assert_equal(written_stream, traced_stream)
+    if scope == "device_name":
+        assert written_graph == _library(graph)[0]

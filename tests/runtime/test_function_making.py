@@ -326,7 +326,7 @@ def test_written_fed_dequeues_are_traced_dequeues(kind, one_device, shim, monkey
 
     written, written_maps, was_written = built()
     assert was_written == (kind not in _TRACED_FED_QUEUES)
-    monkeypatch.setattr(pull_maps, "_writable", lambda spec: False)
+    monkeypatch.setattr(pull_maps, "writable", lambda spec: False)
     traced, traced_maps, was_written = built()
     assert not was_written
     assert written == traced
