@@ -4,8 +4,8 @@ The first time a process looks up a name that is not a registered op, TensorFlow
 `OpRegistry::LookUpSlow` exports its whole registry (every OpDef, sorted: ~7 ms here on TF
 2.21, 17-18 ms on 2.15 and 2.18), for a debug log it prints only at verbosity 3. Adding a
 function to a graph looks its name up so (an op may not share a function's name), so the
-first tf.data function a process makes pays it: every shim pipeline, while its graph is built or at its first Session run, where TF1's
-queues, which add no function, never do.
+first tf.data function a process makes pays it: every shim pipeline, while its graph is
+built or at its first Session run, where TF1's queues, which add no function, never do.
 
 So when the shim's runtime loads (at the program's first `compat.v1` name, before it builds
 its graph), a thread makes that first failed look-up through TF's C API (ctypes releases the

@@ -132,7 +132,8 @@ def test_written_epoch_maps_are_traced_maps(name, one_device, legacy, shim, tf_b
     assert written_graph == traced_graph
     assert written_maps
     per_element = name == "best_classes"  # its floats are made as TF1 makes them
-    epoch_map = [text for text in written_graph if text.startswith('signature {\n  name: "EPOCH_MAP"')]
+    epoch_map = [text for text in written_graph
+                 if text.startswith('signature {\n  name: "EPOCH_MAP"')]
     assert len(epoch_map) == 1
     assert ("experimental_ints_on_device" in epoch_map[0]) == (one_device and not per_element)
 
