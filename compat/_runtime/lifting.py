@@ -227,6 +227,10 @@ V1_CONTROL_FLOW = {"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnte
                    "RefExit", "NextIteration", "RefNextIteration", "LoopCond"}
 
 
+# The Identities through which a lifted function returns its results (see `_function_of`).
+_RESULT_PREFIX = "compat_result_"
+
+
 def called_as_function(body, arguments, name="lifted"):
     """`body(*arguments)` computed by a function of its own, called from the current graph.
 
@@ -235,7 +239,9 @@ def called_as_function(body, arguments, name="lifted"):
     division by a constant becomes a multiplication by its reciprocal), while the body of a
     tf.data map function itself is not optimized. And the body gets no automatic control
     dependencies, which would tie ops inside a TF1 loop frame to ops outside it.
-    Static shapes of the results are kept.
+    Static shapes of the results are kept. The results are returned through Identities:
+    grappler leaves a function's returned nodes as they are, where TF1's Session folds the
+    same ops (they feed an enqueue) when they compute from constants alone.
     """
     arguments = list(arguments)
     shapes = []
@@ -246,7 +252,10 @@ def called_as_function(body, arguments, name="lifted"):
             parameter.set_shape(value.shape)
         results = list(body(*parameters))
         shapes.extend(result.shape for result in results)
-        return results
+        # Through an Identity each, so that grappler folds a result computed from constants
+        # alone as TF1's Session folds it (see `_function_of`).
+        return [tf.identity(result, name=f"{name}/{_RESULT_PREFIX}{index}")
+                for index, result in enumerate(results)]
 
     outputs = _call_of(function, arguments, name)
     for output, shape in zip(outputs, shapes):
@@ -280,9 +289,22 @@ def _function_of(graph_def, used, arguments, computed):
                 tensor_name = source if ":" in source else f"{source}:0"
                 if tensor_name in argument_of:
                     node.input[position] = argument_of[tensor_name]
+    # Each result through an Identity: grappler preserves a function's returned nodes, so a
+    # result computed from constants alone would not be folded where TF1's Session folds it
+    # (its ops feed an enqueue): a softmax of constants would take oneDNN's kernel at run
+    # time, not the folding's, and differ from TF1's in the last bit.
+    results = []
+    for index, tensor in enumerate(computed):
+        name = f"{_RESULT_PREFIX}{index}"  # imported as lifted/..., as the Defun path names it
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        source = tensor.op.name if tensor.value_index == 0 else tensor.name
+        node = graph_def.node.add(name=name, op="Identity", input=[source])
+        node.attr["T"].type = tensor.dtype.base_dtype.as_datatype_enum
+        results.append((name, 0))
     return c_functions.of_graph_def(
-        graph_def, [(argument_of[name], 0) for name in used],
-        [(tensor.op.name, tensor.value_index) for tensor in computed], "function",
+        graph_def, [(argument_of[name], 0) for name in used], results, "function",
         prefix="lifted")
 
 

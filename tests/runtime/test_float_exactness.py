@@ -277,3 +277,29 @@ def test_integer_and_bool_results_are_tf1s(expression, legacy, shim):
             pair = tf.gather(tf.constant(WITH_NAN), index)
         return tf.train.batch([expression(tf, row, pair)], batch_size=2)
     assert_streams_equal(run_stream(legacy, build), run_stream(shim, build))
+
+
+LOGITS = [[1.0, 2.0, 3.0], [0.5, -1.5, 2.25], [3.0, 3.0, -7.0], [0.1, 0.2, 0.3]]
+
+
+@pytest.mark.parametrize("consumer", ["producer", "shuffled_producer", "limit_epochs", "batch"])
+@pytest.mark.parametrize("operation", ["softmax", "tanh", "matmul"])
+def test_results_computed_from_constants_are_folded_as_tf1_folds_them(operation, consumer,
+                                                                      legacy, shim):
+    """TF1's Session folds a computation of constants (with TF's own kernels, where oneDNN's
+    would run it at run time): a class prior as softmax of fixed logits, fed to a producer or
+    a batch, gives TF1's floats bit for bit, though it is the result of the shim's function."""
+    def build(tf):
+        logits = tf.constant(LOGITS)
+        values = {"softmax": lambda: tf.nn.softmax(logits),
+                  "tanh": lambda: tf.tanh(logits),
+                  "matmul": lambda: tf.matmul(logits, logits, transpose_b=True)}[operation]()
+        if consumer == "producer":
+            return tf.train.input_producer(values, num_epochs=2, shuffle=False).dequeue()
+        if consumer == "shuffled_producer":
+            return tf.train.input_producer(values, num_epochs=2, seed=4).dequeue()
+        if consumer == "limit_epochs":
+            return tf.train.batch([tf.train.limit_epochs(values, 2)], batch_size=1)
+        return tf.train.batch([values], batch_size=2)
+    assert_streams_equal(run_stream(legacy, build, max_steps=8, graph_seed=2),
+                         run_stream(shim, build, max_steps=8, graph_seed=2))
