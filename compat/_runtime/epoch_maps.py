@@ -27,11 +27,10 @@ from compat._runtime import build_context, c_functions, pull_maps
 from compat._runtime.element_source import ElementSource
 
 
-def written_epochs(source: ElementSource, shuffle_seeds, parallelism: int = 1
-                   ) -> tf.data.Dataset | None:
-    """`source.computed(parallelism=...)`, its rows shuffled with the seed pair
-    `shuffle_seeds` (None: not shuffled) as `producers._epochs` shuffles them, with its
-    function written; None where it cannot be written."""
+def written_epochs(source: ElementSource, shuffle_seeds) -> tf.data.Dataset | None:
+    """`source.computed()`, its rows shuffled with the seed pair `shuffle_seeds` (None: not
+    shuffled) as `producers._epochs` shuffles them, with its function written; None where it
+    cannot be written."""
     outputs = source.lifted_outputs
     if (source.function_without_inputs is None or len(outputs) != 1
             or not isinstance(outputs[0], tf.Tensor)
@@ -50,7 +49,7 @@ def written_epochs(source: ElementSource, shuffle_seeds, parallelism: int = 1
         element_spec = tf.TensorSpec(outputs[0].shape, outputs[0].dtype)
         return pull_maps.WrittenMapDataset(
             source.upstream, function, element_spec, preserve_cardinality=True,
-            parallel_calls=source.parallel_calls(parallelism))
+            parallel_calls=source.parallel_calls(1))
 
 
 def epoch_definition(lifted, shuffle_seeds, attributes: dict) -> function_pb2.FunctionDef:

@@ -343,10 +343,7 @@ def _imported(ops, input_map, wanted, inline):
                     ops, names, dict(zip(used, parameters)), computed, graph_def),
                 arguments)
         else:
-            shareable = all(shared_functions.kernel_state_free(op, _ORDER_FREE_TABLE_OPS)
-                            for op in ops)
-            function = shared_functions.function_of(graph_def, used, arguments, computed,
-                                                    shareable, _function_of)
+            function = _made_in_c(ops, graph_def, used, arguments, computed)
             values = _call_of(function, arguments)
     else:
         values = []
@@ -371,8 +368,14 @@ def function_without_inputs(lifted: Lifted):
     graph_def = _graph_def_of(ops, {op.name for op in ops})
     if graph_def.library.function:
         return None
+    return _made_in_c(ops, graph_def, [], [], list(lifted.outputs))
+
+
+def _made_in_c(ops, graph_def, used, arguments, computed):
+    """The function `_function_of` makes of `ops` (as `graph_def`), or the one made for an
+    equal copy of them in this graph where every op may share its kernels."""
     shareable = all(shared_functions.kernel_state_free(op, _ORDER_FREE_TABLE_OPS) for op in ops)
-    return shared_functions.function_of(graph_def, [], [], list(lifted.outputs), shareable,
+    return shared_functions.function_of(graph_def, used, arguments, computed, shareable,
                                         _function_of)
 
 
