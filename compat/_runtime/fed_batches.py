@@ -31,7 +31,7 @@ from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.ops import data_flow_ops, gen_dataset_ops, gen_optional_ops
 from tensorflow.python.ops import gen_resource_variable_ops
 
-from compat._runtime import build_context, plan, stage_iterators
+from compat._runtime import build_context, plan, stage_iterators, top_up_loop
 
 
 def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Callable,
@@ -67,6 +67,7 @@ def _staged_batch(owner, batch_size, shapes, dynamic_pad, drop_remainder, name):
     attrs = plan.iterator_attrs(owner)
     types, stream_shapes = attrs["output_types"], attrs["output_shapes"]
     with _own_ops(graph):
+        write_loop = top_up_loop.writable(graph)
         queue_type = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
         # Unbounded: a size above TF1's capacity is served too (TF1's dequeue_many waits
         # for its runners to enqueue the rest).
@@ -104,8 +105,15 @@ def _staged_batch(owner, batch_size, shapes, dynamic_pad, drop_remainder, name):
                 return taken + 1, tf.cond(gen_optional_ops.optional_has_value(next_element),
                                           enqueue, close)
 
-            topped_up = tf.while_loop(more, pull, [tf.constant(0), queue.is_closed()],
-                                      parallel_iterations=1, name="top_up")
+            initial = [tf.constant(0), queue.is_closed()]
+            if write_loop:
+                topped_up = top_up_loop.written(
+                    initial_taken=initial[0], closed=initial[1], missing=missing,
+                    stream=stream, lock=lock, queue=queue.queue_ref,
+                    queue_scope=queue._name, types=types, shapes=stream_shapes)  # pylint: disable=protected-access
+            else:
+                topped_up = tf.while_loop(more, pull, initial, parallel_iterations=1,
+                                          name="top_up")
             with tf.control_dependencies(topped_up):
                 take = queue.dequeue_many if drop_remainder else queue.dequeue_up_to
                 batch = take(batch_size, name="dequeue")
