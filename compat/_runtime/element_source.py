@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
 import tensorflow as tf
 
 from compat._runtime import build_context, datasets, lifting, vectorize
-from compat._runtime.plan import add_consumer, consumed, owner_of, stage_of
+from compat._runtime.plan import add_consumer, consumed, owner_of, stage_count, stage_of
 
 
 def _usable_cores() -> int:
@@ -101,9 +102,29 @@ class ElementSource:
         return parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
 
 
+_recent_lock = threading.Lock()
+_recent: list = [None, None]  # [key, Lifted] of the last lift
+
+
 def lifted(structure, what: str) -> lifting.Lifted:
-    """The computation of `structure` as lifted from the graph, without building anything."""
-    return lifting.lift(structure, stage_of, what)
+    """The computation of `structure` as lifted from the graph, without building anything.
+
+    A batch call lifts its entries up to three times (counting its consumers, asking whether
+    they only read, building them) with no op made in between: the last lift is kept while
+    the graph has neither new ops nor new stages, the only things its result depends on."""
+    leaves = tf.nest.flatten(structure)
+    graph = getattr(leaves[0], "graph", None) if leaves else None
+    if graph is None:
+        return lifting.lift(structure, stage_of, what)
+    key = (id(graph), graph.version, stage_count(graph), what,
+           repr(tf.nest.map_structure(id, structure)))
+    with _recent_lock:
+        if _recent[0] == key:
+            return _recent[1]
+    found = lifting.lift(structure, stage_of, what)
+    with _recent_lock:
+        _recent[:] = [key, found]
+    return found
 
 
 # Ops that compute next to nothing: constants, identities, indexing (a slice_input_producer's
@@ -145,15 +166,15 @@ def element_source(structure, what: str, consumer, fuse_units=True) -> ElementSo
     fuse_units: where the one stage read offers a `unit_map`, the upstream is that map's
     dataset and the computation applies its function first (the stage's map folded into the
     consumer's); not for a computation that is to be vectorized, which would batch reads."""
-    lifted = lifting.lift(structure, stage_of, what)
-    sources = lifted.sources
+    computation = lifted(structure, what)
+    sources = computation.sources
     for stage in sources:
         add_consumer(stage, consumer)
-    units = _unit_map_of(sources, lifted.source_outputs_read) if fuse_units else None
+    units = _unit_map_of(sources, computation.source_outputs_read) if fuse_units else None
     if units is not None:
-        return _fused(lifted, sources[0], *units)
+        return _fused(computation, sources[0], *units)
     upstream, parts = [], []
-    for stage, outputs_read in zip(sources, lifted.source_outputs_read):
+    for stage, outputs_read in zip(sources, computation.source_outputs_read):
         dataset, part = _upstream_of(stage, outputs_read)
         upstream.append(dataset)
         parts.append(part)
@@ -168,13 +189,13 @@ def element_source(structure, what: str, consumer, fuse_units=True) -> ElementSo
             args = (args if isinstance(upstream[0].element_spec, tuple) else args[0],)
         encoded = [stage.encoded(element) if part is None else _placed(element, part, stage)
                    for stage, element, part in zip(sources, args, parts)]
-        return lifted.function(encoded, probes, given, inline)
+        return computation.function(encoded, probes, given, inline)
 
     dense = all(isinstance(spec, tf.TensorSpec)
                 for spec in tf.nest.flatten(dataset.element_spec))
-    made = None if sources else functools.partial(lifting.function_without_inputs, lifted)
-    return ElementSource(dataset, compute, lifted.stateful, dense, lifted.ops, lifted.outputs,
-                         made)
+    made = None if sources else functools.partial(lifting.function_without_inputs, computation)
+    return ElementSource(dataset, compute, computation.stateful, dense, computation.ops,
+                         computation.outputs, made)
 
 
 def _unit_map_of(sources, outputs_read):

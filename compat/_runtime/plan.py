@@ -127,6 +127,12 @@ def _plan_of(graph, create=False) -> _GraphPlan | None:
     return plan
 
 
+def stage_count(graph) -> int:
+    """How many stages `graph` has had registered (a registration only adds one)."""
+    plan = _plan_of(graph)
+    return 0 if plan is None else len(plan.stages)
+
+
 def stage_of(op: tf.Operation) -> Stage | None:
     plan = _plan_of(op.graph)
     return None if plan is None else plan.stages.get(op.name)
