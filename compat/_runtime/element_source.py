@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -102,28 +101,22 @@ class ElementSource:
         return parallelism if self.stateful else max(parallelism, _PARALLEL_CALLS)
 
 
-_recent_lock = threading.Lock()
-_recent: list = [None, None]  # [key, Lifted] of the last lift
-
-
 def lifted(structure, what: str) -> lifting.Lifted:
     """The computation of `structure` as lifted from the graph, without building anything.
 
     A batch call lifts its entries up to three times (counting its consumers, asking whether
-    they only read, building them) with no op made in between: the last lift is kept while
-    the graph has neither new ops nor new stages, the only things its result depends on."""
+    they only read, building them) with no op made in between: the graph keeps its last lift
+    while it has neither new ops nor new stages, the only things the result depends on."""
     leaves = tf.nest.flatten(structure)
     graph = getattr(leaves[0], "graph", None) if leaves else None
     if graph is None:
         return lifting.lift(structure, stage_of, what)
-    key = (id(graph), graph.version, stage_count(graph), what,
-           repr(tf.nest.map_structure(id, structure)))
-    with _recent_lock:
-        if _recent[0] == key:
-            return _recent[1]
+    key = (graph.version, stage_count(graph), what, repr(tf.nest.map_structure(id, structure)))
+    recent = getattr(graph, "_compat_recent_lift", None)
+    if recent is not None and recent[0] == key:
+        return recent[1]
     found = lifting.lift(structure, stage_of, what)
-    with _recent_lock:
-        _recent[:] = [key, found]
+    graph._compat_recent_lift = (key, found)  # pylint: disable=protected-access
     return found
 
 
