@@ -152,3 +152,30 @@ def test_per_element_function_made_in_c_is_the_defun_path_s(tf_behavior):
     c_made, defun_made = definitions
     assert c_made.signature.name.startswith("function_")
     assert _comparable(c_made) == _comparable(defun_made)
+
+
+def _queue_element(shim):
+    queue = shim.FIFOQueue(10, [shim.int32, shim.float32], shapes=[[], [2]])
+    index, row = queue.dequeue()
+    return index * 2, row + 1.0
+
+
+def test_a_lift_is_kept_only_while_the_graph_and_its_stages_stay_as_they_were(shim):
+    import tensorflow as real_tf
+    from compat._runtime import element_source
+    with real_tf.Graph().as_default():
+        doubled, shifted = _queue_element(shim)
+        first = element_source.lifted((doubled, shifted), "batch")
+        assert element_source.lifted((doubled, shifted), "batch") is first
+        # Another nesting of the same tensors packs its results another way.
+        as_list = element_source.lifted([doubled, shifted], "batch")
+        assert as_list is not first
+        assert isinstance(as_list.function, type(first.function))
+        # A new op, or a new stage, may change what the computation reads: lifted again.
+        again = element_source.lifted((doubled, shifted), "batch")
+        shim.constant(0)
+        after_op = element_source.lifted((doubled, shifted), "batch")
+        assert after_op is not again
+        assert after_op.ops == again.ops and after_op.sources == again.sources
+        _queue_element(shim)
+        assert element_source.lifted((doubled, shifted), "batch") is not after_op
