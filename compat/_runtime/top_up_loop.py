@@ -79,7 +79,8 @@ def _loop_graph_def(scope, *, initial_taken, closed, missing, stream, lock, queu
     int32, boolean = tf.int32, tf.bool
     cond = f"{scope}cond/"
     enqueue, close = f"{cond}{queue_scope}_enqueue", f"{cond}{queue_scope}_Close"
-    get_next, lock_in_loop = f"{scope}IteratorGetNextAsOptional", f"{scope}IteratorGetNextAsOptional/Identity"
+    get_next = f"{scope}IteratorGetNextAsOptional"
+    lock_in_loop = f"{get_next}/Identity"
     element = _types(types), _shapes(shapes)
 
     def node(name, op, inputs=(), **attrs):
