@@ -17,7 +17,7 @@ the caller builds the loop with `tf.while_loop` as before.
 from __future__ import annotations
 
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2, graph_pb2, tensor_shape_pb2
+from tensorflow.core.framework import attr_value_pb2, graph_pb2
 from tensorflow.python.client import pywrap_tf_session as c_api
 from tensorflow.python.framework import c_api_util, tensor_util
 
@@ -54,10 +54,8 @@ def _types(dtypes) -> attr_value_pb2.AttrValue:
 
 
 def _shapes(shapes) -> attr_value_pb2.AttrValue:
-    protos = [tf.TensorShape(shape).as_proto() for shape in shapes]
     return attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
-        shape=[tensor_shape_pb2.TensorShapeProto.FromString(proto.SerializeToString())
-               for proto in protos]))
+        shape=[tf.TensorShape(shape).as_proto() for shape in shapes]))
 
 
 def _colocated(name) -> attr_value_pb2.AttrValue:
@@ -88,8 +86,9 @@ def _loop_graph_def(scope, *, initial_taken, closed, missing, stream, lock, queu
         for key, value in attrs.items():
             added.attr[key].CopyFrom(_attr(value))
 
-    def enter(name, source, dtype, constant):
-        node(name, "Enter", [source], T=dtype, is_constant=constant, **frame)
+    def enter(name, source, dtype, constant, after=()):
+        node(name, "Enter", [source] + [f"^{op}" for op in after], T=dtype,
+             is_constant=constant, **frame)
 
     # The loop variables: (elements taken, queue closed).
     enter(f"{scope}Enter", initial_taken, int32, False)
@@ -114,8 +113,7 @@ def _loop_graph_def(scope, *, initial_taken, closed, missing, stream, lock, queu
     node(get_next, "IteratorGetNextAsOptional",
          [f"{get_next}/Enter:0", f"^{scope}Identity", f"^{lock_in_loop}"],
          output_types=element[0], output_shapes=element[1])
-    enter(f"{get_next}/Enter", stream, tf.resource, True)
-    graph_def.node[-1].input.append(f"^{lock}")
+    enter(f"{get_next}/Enter", stream, tf.resource, True, after=[lock])
     node(lock_in_loop, "Identity", [f"{lock_in_loop}/Enter:0", f"^{scope}Identity"],
          T=tf.variant)
     enter(f"{lock_in_loop}/Enter", lock, tf.variant, True)
@@ -138,8 +136,7 @@ def _loop_graph_def(scope, *, initial_taken, closed, missing, stream, lock, queu
          [f"{enqueue}/Switch:1"] + [f"{cond}OptionalGetValue" + (f":{index}" if index else "")
                                     for index in range(len(types))],
          timeout_ms=-1, Tcomponents=_types(types), _has_manual_control_dependencies=True)
-    enter(f"{enqueue}/Enter", queue, tf.resource, True)
-    graph_def.node[-1].input.append(f"^{lock}")
+    enter(f"{enqueue}/Enter", queue, tf.resource, True, after=[lock])
     node(f"{enqueue}/Switch", "Switch", [f"{enqueue}/Enter", f"{cond}pred_id"],
          T=tf.resource, _class=_colocated(f"{enqueue}/Enter"))
     node(f"{cond}Const", "Const", [f"^{enqueue}"], **_constant(False, boolean))
@@ -175,12 +172,10 @@ def written(*, initial_taken, closed, missing, stream, lock, queue, queue_scope:
         types=types, shapes=shapes)
     # The graph's own versions: an import lowers the graph's producer version to its own.
     graph_def.versions.CopyFrom(graph.graph_def_versions)
-    mapped = {initial_taken.name: initial_taken, closed.name: closed, missing.name: missing,
-              stream.name: stream, queue.name: queue}
     scoped = c_api_util.ScopedTFImportGraphDefOptions()
     options = scoped.options
     # The lock is read as a value (entered) and as a control input.
-    for source in list(mapped.values()) + [lock]:
+    for source in (initial_taken, closed, missing, stream, queue, lock):
         name, index = source.name.rsplit(":", 1)
         c_api.TF_ImportGraphDefOptionsAddInputMapping(options, name, int(index),
                                                       source._as_tf_output())  # pylint: disable=protected-access
@@ -188,13 +183,10 @@ def written(*, initial_taken, closed, missing, stream, lock, queue, queue_scope:
     for name in (f"{scope}Exit", f"{scope}Exit_1"):
         c_api.TF_ImportGraphDefOptionsAddReturnOutput(options, name, 0)
     with graph._mutation_lock():  # pylint: disable=protected-access
-        serialized = c_api.TF_NewBufferFromString(graph_def.SerializeToString())
-        try:
-            with graph._c_graph.get() as c_graph:  # pylint: disable=protected-access
-                results = c_api_util.ScopedTFImportGraphDefResults(
-                    c_api.TF_GraphImportGraphDefWithResults(c_graph, serialized, options))
-        finally:
-            c_api.TF_DeleteBuffer(serialized)
+        with c_api_util.tf_buffer(graph_def.SerializeToString()) as serialized, \
+                graph._c_graph.get() as c_graph:  # pylint: disable=protected-access
+            results = c_api_util.ScopedTFImportGraphDefResults(
+                c_api.TF_GraphImportGraphDefWithResults(c_graph, serialized, options))
         # Not under the caller's control dependencies: the NodeDefs have the loop's own.
         with graph.control_dependencies(None):
             graph._add_new_tf_operations(compute_devices=False)  # pylint: disable=protected-access
