@@ -10,6 +10,9 @@ A tf.data pipeline fixes its batch size when it is built. A batch call given a t
    smaller final batches are allowed, from a FIFOQueue (a PaddingFIFOQueue for
    `dynamic_pad`).
 
+The stream is made by a queue runner the batch adds (`stream_starts`), which holds the
+mutex until it is made, so that no run of the batch prepares the stream's functions.
+
 So TF1's queue kernels give the answers: an empty batch for a size of 0, InvalidArgumentError
 for a negative size, OutOfRangeError when fewer elements are left than asked, which stay for
 a smaller size later (or come as a smaller batch, when allowed). The mutex makes runs from
@@ -31,7 +34,7 @@ from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.ops import data_flow_ops, gen_dataset_ops, gen_optional_ops
 from tensorflow.python.ops import gen_resource_variable_ops
 
-from compat._runtime import build_context, plan, stage_iterators, top_up_loop
+from compat._runtime import build_context, plan, stage_iterators, stream_starts, top_up_loop
 
 
 def batches_of_fed_size(elements: Callable[[], tf.data.Dataset], batch_of: Callable,
@@ -75,8 +78,12 @@ def _staged_batch(owner, batch_size, shapes, dynamic_pad, drop_remainder, name):
                            name="padding_fifo_queue" if dynamic_pad else "fifo_queue")
         mutex = gen_resource_variable_ops.mutex_v2(name="mutex")
         size = tf.convert_to_tensor(batch_size)
-        with tf.control_dependencies([owner.init_op]):
+        if stream_starts.applies(graph):
             stream = gen_dataset_ops.iterator_v2(**attrs)
+            stream_starts.read_when_started(stream.op, owner.init_op, queue, mutex, name)
+        else:
+            with tf.control_dependencies([owner.init_op]):
+                stream = gen_dataset_ops.iterator_v2(**attrs)
         # Locked once the size and the stream are there: a run waiting for its feed or for
         # the stream's creation holds no lock.
         with tf.control_dependencies([size.op, stream.op]):

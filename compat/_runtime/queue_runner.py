@@ -5,7 +5,8 @@ TF1's API and behaviour: one thread per listed enqueue op, the last thread to se
 it at `join`), and a coordinator stop cancels pending enqueues. Differences:
 
 - Enqueue ops of a queue the shim compiled into the tf.data pipeline need no thread, so
-  `create_threads` creates none for them (and `start_queue_runners` may return `[]`).
+  `create_threads` creates none for them (and `start_queue_runners` may return `[]`). A batch
+  of fed size adds a runner of its own (`stream_starts.Starter`), one short thread.
 - In eager mode the enqueue ops may be callables (`lambda: queue.enqueue(next_value())`),
   run in a loop by the threads exactly as `sess.run(enqueue_op)` would be.
 
@@ -222,7 +223,8 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
     """Starts the threads of all queue runners collected in the graph; returns them.
 
     Runners whose queues compiled into the tf.data pipeline start no thread, so the list is
-    empty when nothing is fed from Python. In eager mode `sess` must be None and the runners
+    empty when nothing is fed from Python, but for a batch of fed size's runner, whose one
+    thread makes the batch's stream and ends (`stream_starts`). In eager mode `sess` must be None and the runners
     are those added with `add_queue_runner` while eager.
     """
     if tf.executing_eagerly():

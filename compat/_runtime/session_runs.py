@@ -16,7 +16,9 @@ tensor refuses, a graph grown since the Session was last extended with it (it mu
 extended again, and its pipelines may still have to be built, see `graph_hooks`), a tensor
 or op made unfeedable or unfetchable or a fed shape narrowed since the run was prepared, a
 closed Session. Results and errors are those of `Session.run`: the same fetch mapper builds
-the results, and failures go through the Session's own error rewriting (`_do_call`).
+the results, and failures go through the Session's own error rewriting (`_do_call`). Until
+the streams of its batches of fed size are made (`stream_starts`), a Session's runs keep TF's
+path, with a read of a stream no runner made explained.
 """
 from __future__ import annotations
 
@@ -265,6 +267,10 @@ def install() -> None:
             if (self._closed or getattr(graph, "_compat_plan", None) is None  # pylint: disable=protected-access
                     or (feed_dict is not None and type(feed_dict) is not dict)):
                 return original(self, fetches, feed_dict, options, run_metadata)
+            starts = getattr(graph, "_compat_stream_starts", None)
+            if starts is not None and not starts.settled(self):
+                return starts.run(self, lambda: original(
+                    self, fetches, feed_dict, options, run_metadata))
             state = _state_of(self)
             try:
                 key = (_fetch_key(fetches), *map(id, feed_dict or ()))

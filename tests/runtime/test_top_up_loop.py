@@ -82,6 +82,7 @@ def _batches(shim, graph, made, components, dynamic_pad, sizes=(3, 0, 2, 5)):
     fed, enqueue, close, size, batch = made
     with graph.as_default(), shim.Session() as sess:
         sess.run([shim.global_variables_initializer(), shim.local_variables_initializer()])
+        shim.train.start_queue_runners(sess=sess)
         sess.run(enqueue, dict(zip(fed, _feeds(components, dynamic_pad))))
         sess.run(close)
         outcomes = []
