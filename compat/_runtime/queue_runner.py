@@ -224,8 +224,8 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
 
     Runners whose queues compiled into the tf.data pipeline start no thread, so the list is
     empty when nothing is fed from Python, but for a batch of fed size's runner, whose one
-    thread makes the batch's stream and ends (`stream_starts`). In eager mode `sess` must be None and the runners
-    are those added with `add_queue_runner` while eager.
+    thread makes the batch's stream and ends (`stream_starts`). In eager mode `sess` must be
+    None and the runners are those added with `add_queue_runner` while eager.
     """
     if tf.executing_eagerly():
         if sess is not None:
