@@ -178,8 +178,8 @@ class StreamStarts:
     def run(self, session, call):
         """`call()` (a run of `session`), its error explained where it read a stream that no
         starter made."""
-        if all(starter.outcome(session) is not None and starter.outcome(session).made
-               for starter in self.starters):
+        outcomes = [starter.outcome(session) for starter in self.starters]
+        if all(outcome is not None and outcome.made for outcome in outcomes):
             session.__dict__["_compat_streams_made"] = len(self.starters)
         try:
             return call()
