@@ -18,7 +18,7 @@ import tensorflow as tf
 from tensorflow.core.framework import function_pb2, graph_pb2
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import c_functions, shared_functions
+from compat._runtime import c_functions, prepared_functions, shared_functions
 
 # Ops whose value lives outside the data stream: copying them into a map function would read
 # a fresh copy (a new variable) or nothing at all (a placeholder).
@@ -311,7 +311,10 @@ def _function_of(graph_def, used, arguments, computed):
 def _call_of(function, arguments, name="lifted"):
     """The outputs of a call of legacy function `function`, as a list (one comes bare)."""
     outputs = function(*arguments, name=name)
-    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    if outputs:
+        prepared_functions.note(outputs[0].op)
+    return outputs
 
 
 def _imported(ops, input_map, wanted, inline):

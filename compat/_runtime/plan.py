@@ -52,8 +52,8 @@ from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import (build_context, dataset_factories, graph_hooks, pull_maps,
-                              session_runs, stage_iterators)
+from compat._runtime import (build_context, dataset_factories, graph_hooks,
+                             prepared_functions, pull_maps, session_runs, stage_iterators)
 
 
 @dataclass(frozen=True)
@@ -481,5 +481,5 @@ def iterator_attrs(owner: _Owner) -> dict:
                 output_shapes=_structure.get_flat_tensor_shapes(spec))
 
 
-graph_hooks.install(build_pending)
+graph_hooks.install(build_pending, prepared_functions.prepare)
 session_runs.install()
