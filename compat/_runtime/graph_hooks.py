@@ -1,5 +1,5 @@
 """A call before a graph is first run, finalized or serialized, and one before a Session
-sends it its graph.
+extends its copy of the graph.
 
 The shim traces some pipelines only once the whole graph is known (see
 `plan.build_pending`): when a Session runs the graph (any `run`, `make_callable`, including

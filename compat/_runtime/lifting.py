@@ -309,7 +309,8 @@ def _function_of(graph_def, used, arguments, computed):
 
 
 def _call_of(function, arguments, name="lifted"):
-    """The outputs of a call of legacy function `function`, as a list (one comes bare)."""
+    """The outputs of a call of legacy function `function`, as a list (one comes bare). The
+    function is noted for the Session's grappler to optimize once (`prepared_functions`)."""
     outputs = function(*arguments, name=name)
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     if outputs:
