@@ -4,19 +4,20 @@ import tensorflow as tf_real
 
 
 def run_stream(tf, build, max_steps=10_000, graph_seed=None, initialize_tables=False,
-               graph=None):
+               graph=None, config=None):
     """Fetch `build(tf)`'s tensors until OutOfRangeError; return the list of fetched values.
 
     Errors other than OutOfRangeError propagate, so tests can compare error types.
     initialize_tables: also run `tables_initializer()` first (before the queue runners).
     graph: the graph to build in (a new one by default), for tests that inspect it after.
+    config: the Session's ConfigProto.
     """
     with (graph if graph is not None else tf_real.Graph()).as_default():
         if graph_seed is not None:
             tf.set_random_seed(graph_seed)
         fetches = build(tf)
         values = []
-        with tf.Session() as sess:
+        with tf.Session(config=config) as sess:
             initializers = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             if initialize_tables:
                 initializers.append(tf.tables_initializer())

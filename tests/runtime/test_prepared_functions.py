@@ -43,25 +43,6 @@ def _divided(tf, num_epochs=1):
     return tf.train.batch([image / 3.0, (image - 127.0) / 58.5], batch_size=4)
 
 
-def _run_with_config(tf, build, config, graph):
-    values = []
-    with graph.as_default():
-        fetches = build(tf)
-        with tf.Session(config=config) as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            try:
-                while True:
-                    values.append(sess.run(fetches))
-            except tf_real.errors.OutOfRangeError:
-                pass
-            finally:
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
-    return values
-
-
 @pytest.mark.parametrize("per_element", [False, True], ids=["batched", "per_element"])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_prepared_functions_give_tf1s_bits(family, per_element, legacy, shim, tf_behavior,
@@ -91,8 +72,8 @@ def test_the_sessions_own_options_are_used(legacy, shim, every_function_prepared
     config.graph_options.rewrite_options.constant_folding = (
         rewriter_config_pb2.RewriterConfig.OFF)
     graph = tf_real.Graph()
-    expected = _run_with_config(legacy, _divided, config, tf_real.Graph())
-    assert_streams_equal(expected, _run_with_config(shim, _divided, config, graph))
+    expected = run_stream(legacy, _divided, config=config)
+    assert_streams_equal(expected, run_stream(shim, _divided, graph=graph, config=config))
     (body,) = _prepared_bodies(graph).values()
     assert "RealDiv" in {node.op for node in body.node_def}
     # The options matter here: with them on, TF1's values are others.
