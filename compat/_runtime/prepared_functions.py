@@ -5,15 +5,16 @@ The user's ops run in functions of their own (`lifting.called_as_function`), whi
 Session's grappler optimizes as TF1's Session optimizes its graph: that is what makes their
 floats TF1's. But a Session optimizes every function a run can reach each time it prepares a
 new run signature, although the pipeline's iterator was made at the first: a second fetch
-signature (a step, then a step that also fetches a summary) took the shim 53-97 ms for
-CIFAR-10's input and 116-219 ms for the Inception training input, TF1 15-22 ms.
+signature (a step, then a step that also fetches a summary) took the shim 47-97 ms for
+CIFAR-10's input and 105-219 ms for the Inception training input, TF1 10-22 ms (now 25-49
+and 64-77 ms: each new run still passes the whole function library through grappler).
 
 So each such function is optimized here once, by the same grappler
 (`tf_optimizer.OptimizeGraph`), as the Session would optimize it (a function of the library a
 run reaches), and just before a Session first extends with it (`graph_hooks`), its definition
 in the graph is replaced by the result, marked as tf.data marks its functions: the Session's
 grappler leaves it alone from then on, and tf.data runs it as it is. The float tests give
-TF1's bits with it; marked without the pass, 50 of their 88 differ.
+TF1's bits with every function prepared; marked without the pass, 50 of their 88 differ.
 
 The pass starts on a thread as soon as the function is made (grappler lets the GIL go), so
 that for a pipeline built with the graph (FaceNet's input) it runs while the rest of the

@@ -3,7 +3,8 @@
 
 Every function is prepared here (`_MIN_NODES` set to 0), so that the float families of
 `test_float_exactness` run through prepared functions; the Session's own options are the
-ones the pass uses; a computation traced again after its function was prepared keeps it.
+ones the pass uses; a computation built again after its function was prepared calls it; a
+first run from a thread with no default graph prepares into the Session's graph.
 """
 import threading
 
