@@ -42,6 +42,8 @@ from tensorflow.python.platform import tf_logging as logging
 
 # Smaller functions cost the Session less per run signature than a pass of their own.
 _MIN_NODES = 64
+# A pass not done by then is left to the Session (which then optimizes the function itself).
+_PASS_TIMEOUT_S = 60
 _DEFAULT_CONFIG = config_pb2.ConfigProto()
 _cluster_lock = threading.Lock()
 _pass_lock = threading.Lock()
@@ -95,16 +97,19 @@ def prepare(graph, session) -> None:
     """Replace the functions whose passes were started in `graph` by their results (see the
     module docstring); called before `session` extends its copy of the graph."""
     passes = getattr(graph, "_compat_function_passes", None)
-    if not passes or all(started is None for started in passes.values()):
+    names = [name for name, started in (passes or {}).items() if started is not None]
+    if not names:
         return
-    started = [started for started in passes.values() if started is not None]
-    for name in [name for name, started in passes.items() if started is not None]:
-        passes[name] = None  # never again: the Session has it now
+    started = [passes[name] for name in names]
+    passes.update(dict.fromkeys(names))  # never again: the Session has them now
     config = session._config or _DEFAULT_CONFIG  # pylint: disable=protected-access
     if _grappler_options(config) == _grappler_options(_DEFAULT_CONFIG):
         results = []
         for one in started:
-            one.done.wait()
+            if not one.done.wait(_PASS_TIMEOUT_S):
+                logging.vlog(1, "compat.v1: a function left to the Session's grappler: its "
+                             "pass took over %s s", _PASS_TIMEOUT_S)
+                continue
             results.append(one.result)
             if one.error is not None:
                 logging.vlog(1, "compat.v1: a function left to the Session's grappler: %s",

@@ -137,3 +137,24 @@ def test_a_first_run_from_a_thread_of_its_own_prepares_the_graphs_function(
     assert len(expected) == 3
     assert_streams_equal(expected, stream(shim, graph))
     assert _prepared_bodies(graph)
+
+
+def test_a_pass_not_done_in_time_leaves_the_function_to_the_session(
+        legacy, shim, every_function_prepared, monkeypatch):
+    from compat._runtime import prepared_functions
+    released = threading.Event()
+    optimized = prepared_functions._optimized  # pylint: disable=protected-access
+
+    def stalled(*args):
+        released.wait(30)
+        return optimized(*args)
+
+    monkeypatch.setattr(prepared_functions, "_optimized", stalled)
+    monkeypatch.setattr(prepared_functions, "_PASS_TIMEOUT_S", 0.05)
+    graph = tf_real.Graph()
+    try:
+        assert_streams_equal(run_stream(legacy, _divided),
+                             run_stream(shim, _divided, graph=graph))
+    finally:
+        released.set()
+    assert not _prepared_bodies(graph)
