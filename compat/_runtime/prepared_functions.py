@@ -86,7 +86,7 @@ def note(call: _ops.Operation) -> None:
     passes = getattr(graph, "_compat_function_passes", None)
     if passes is None:
         passes = graph._compat_function_passes = {}  # pylint: disable=protected-access
-    if function.name in passes or function.name in _prepared_in(graph):
+    if function.name in passes:  # every name prepared was noted here first
         return
     definition = function.definition
     worth_it = len(definition.node_def) >= _MIN_NODES and not _calls_functions(definition)
