@@ -28,7 +28,8 @@ def _shim_stream(shim, build, max_batches=10_000):
 
 
 def test_a_batch_over_per_element_work_is_one_map_and_batch(tmp_path, shim):
-    """What the rewrites would have built, built directly, and the rewrite pass left off."""
+    """What the rewrites would have built, built directly; the rewrite pass and autotuning
+    (nothing for it to tune, and its model costs every element) left off."""
     path = write_records(tmp_path, 7)
     # The random flip keeps the work per element (whole batches draw differently).
     build = byte_pictures(path, 3, random_flip=True, num_threads=2,
@@ -44,6 +45,7 @@ def test_a_batch_over_per_element_work_is_one_map_and_batch(tmp_path, shim):
         parsed = tf_real.data.Options()._to_proto().__class__.FromString(serialized)  # pylint: disable=protected-access
         assert parsed.optimization_options.apply_default_optimizations is False
         assert not parsed.optimization_options.map_and_batch_fusion
+        assert parsed.autotune_options.enabled is False
 
 
 def test_a_plain_batch_copies_its_elements_in_parallel(shim):
