@@ -60,6 +60,9 @@ def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
             epochs = tf.data.Dataset.from_tensors(input_tensor).repeat(num_epochs)
             if shuffle_seeds is None:
                 return datasets.unbatched(epochs)
+            written = epoch_maps.written_shuffles(epochs, shuffle_seeds)
+            if written is not None:
+                return datasets.unbatched(written)
             seed, seed2 = shuffle_seeds
             with build_context.without_autograph():
                 return datasets.unbatched(epochs.map(

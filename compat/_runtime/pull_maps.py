@@ -272,14 +272,14 @@ def _finished(definition: function_pb2.FunctionDef, types: list, attributes: dic
     return signed(definition, attributes, "compat_pull")
 
 
-def signed(definition: function_pb2.FunctionDef, attributes: dict, prefix: str
-           ) -> function_pb2.FunctionDef:
-    """`definition`, of one tick argument (`args_0`), completed as tf.data's trace completes a
-    map function: the argument's attributes, the function's `attributes`, and a name of
-    `prefix` and a hash of the body."""
+def signed(definition: function_pb2.FunctionDef, attributes: dict, prefix: str,
+           argument_shape: tf.TensorShape = TICK.shape) -> function_pb2.FunctionDef:
+    """`definition`, of one argument (`args_0`, a tick unless `argument_shape` says
+    otherwise), completed as tf.data's trace completes a map function: the argument's
+    attributes, the function's `attributes`, and a name of `prefix` and a hash of the body."""
     argument = definition.arg_attr[0].attr
     argument["_user_specified_name"].s = b"args_0"
-    argument["_output_shapes"].list.shape.add().CopyFrom(TICK.shape.as_proto())
+    argument["_output_shapes"].list.shape.add().CopyFrom(argument_shape.as_proto())
     for name, value in attributes.items():
         definition.attr[name].CopyFrom(value)
     definition.attr["_construction_context"].s = b"kEagerRuntime"  # as tf.function adds it

@@ -200,3 +200,73 @@ def test_epoch_maps_under_device_scopes_are_traced_where_the_trace_takes_them_in
     np.testing.assert_equal(written_stream, traced_stream)
     if scope == "device_name":
         assert written_graph == _library(graph)[0]
+
+
+_SHUFFLE_WRITTEN = re.compile(r"\bcompat_shuffle_[0-9a-f]{16}\b")
+_SHUFFLE_TRACED = re.compile(r"\b__inference_Dataset_map_lambda_\d+\b")
+
+
+def shuffled_file_names(tf):
+    """The usual input of a file reader: a list of shard names, shuffled every epoch."""
+    names = [f"shard-{index:03d}-of-007" for index in range(7)]
+    return tf.train.string_input_producer(names, num_epochs=3, seed=13).dequeue()
+
+
+def shuffled_range(tf):
+    """Indices of a constant range, shuffled under the graph seed alone."""
+    return tf.train.range_input_producer(9, num_epochs=2).dequeue()
+
+
+def shuffled_rows(tf):
+    """Rows of a constant matrix (its rows are shuffled whole)."""
+    rows = tf.constant(np.arange(20, dtype=np.float32).reshape(5, 4))
+    return tf.train.input_producer(rows, num_epochs=2, seed=2).dequeue()
+
+
+SHUFFLED_CONSTANTS = {program.__name__: program for program in (
+    shuffled_file_names, shuffled_range, shuffled_rows)}
+
+
+def _shuffle_maps(graph) -> tuple:
+    """The graph as canonical text (the shuffle map's function named SHUFFLE_MAP), and how
+    many shuffle maps were written."""
+    graph_def = graph.as_graph_def()
+    canonical = lambda text: _canonical(  # noqa: E731
+        _SHUFFLE_TRACED.sub("SHUFFLE_MAP", _SHUFFLE_WRITTEN.sub("SHUFFLE_MAP", text)))
+    whole = ([canonical(str(node)) for node in graph_def.node]
+             + sorted(canonical(str(function)) for function in graph_def.library.function)
+             + [str(graph_def.versions)])
+    written = sum(bool(_SHUFFLE_WRITTEN.fullmatch(function.signature.name))
+                  for function in graph_def.library.function)
+    return whole, written
+
+
+@pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
+@pytest.mark.parametrize("name", list(SHUFFLED_CONSTANTS))
+def test_written_shuffles_of_constant_inputs_are_traced_shuffles(name, one_device, legacy, shim,
+                                                                 tf_behavior, monkeypatch):
+    """A producer of a constant input shuffles its rows in a written map
+    (`epoch_maps.written_shuffles`): the same graph as with the map traced, and TF1's order."""
+    from compat._runtime import build_context, epoch_maps
+
+    program = SHUFFLED_CONSTANTS[name]
+    if not one_device:
+        def program(tf, build=SHUFFLED_CONSTANTS[name]):  # pylint: disable=function-redefined
+            build_context.functions_as_tf_makes_them(tf.get_default_graph())
+            return build(tf)
+    expected, _ = _run(legacy, SHUFFLED_CONSTANTS[name])
+    written_stream, graph = _run(shim, program)
+    written_graph, written = _shuffle_maps(graph)
+    assert written == 1
+    monkeypatch.setattr(epoch_maps, "written_shuffles", lambda *args, **kwargs: None)
+    traced_stream, graph = _run(shim, program)
+    traced_graph, written = _shuffle_maps(graph)
+    assert written == 0
+    assert len(expected) > 1
+    np.testing.assert_equal(written_stream, expected)
+    np.testing.assert_equal(traced_stream, expected)
+    assert written_graph == traced_graph
+    shuffle_map = [text for text in written_graph
+                   if text.startswith('signature {\n  name: "SHUFFLE_MAP"')]
+    assert len(shuffle_map) == 1
+    assert ("experimental_ints_on_device" in shuffle_map[0]) == one_device

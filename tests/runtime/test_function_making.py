@@ -15,7 +15,9 @@ _HASHED = re.compile(
     r"\b((?:_?make_dataset|make_shared_iterator|function)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 _SHARED_NAME = re.compile(r"\bcompat_stream_[0-9a-f]{32}\b")
 # A pull written by `pull_maps` is named after its body; traced, after the function traced.
+# So is a constant input's shuffle, written by `epoch_maps.written_shuffles`.
 _WRITTEN_PULL = re.compile(r"\bcompat_pull_[0-9a-f]{16}\b")
+_WRITTEN_SHUFFLE = re.compile(r"\bcompat_shuffle_[0-9a-f]{16}\b")
 
 
 def _canonical(text: str) -> str:
@@ -23,6 +25,7 @@ def _canonical(text: str) -> str:
     differ from build to build."""
     text = _SHARED_NAME.sub("compat_stream_NAME", text)
     text = _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
+    text = _WRITTEN_SHUFFLE.sub("__inference_Dataset_map_lambda_UID", text)
     return _WRITTEN_PULL.sub("__inference_Dataset_map_pull_UID", text)
 
 
