@@ -43,7 +43,7 @@ _TABLES_FOUND_BY_NAME = {"HashTableV2"}
 # A static table's contents do not change once initialized, so reading it gives the same
 # values whatever the order of the calls.
 _STATIC_TABLE_READS = {"LookupTableFindV2", "LookupTableSizeV2", "LookupTableExportV2"}
-_ORDER_FREE_TABLE_OPS = _TABLES_FOUND_BY_NAME | _STATIC_TABLE_READS
+ORDER_FREE_TABLE_OPS = _TABLES_FOUND_BY_NAME | _STATIC_TABLE_READS
 _LOOK_UP_AFTER_BATCHING = ("look the values up after batching instead (table.lookup on the "
                            "batched tensor runs with your training step, as in TF1)")
 _MUTABLE_TABLE = (
@@ -378,7 +378,7 @@ def function_without_inputs(lifted: Lifted):
 def _made_in_c(ops, graph_def, used, arguments, computed):
     """The function `_function_of` makes of `ops` (as `graph_def`), or the one made for an
     equal copy of them in this graph where every op may share its kernels."""
-    shareable = all(shared_functions.kernel_state_free(op, _ORDER_FREE_TABLE_OPS) for op in ops)
+    shareable = all(shared_functions.kernel_state_free(op, ORDER_FREE_TABLE_OPS) for op in ops)
     return shared_functions.function_of(graph_def, used, arguments, computed, shareable,
                                         _function_of)
 
@@ -438,7 +438,7 @@ def lift(structure, stage_of, what: str) -> Lifted:
             return tuple(values)
         return tf.nest.pack_sequence_as(structure, values, expand_composites=True)
 
-    stateful = any(op.op_def.is_stateful and op.type not in _ORDER_FREE_TABLE_OPS for op in ops)
+    stateful = any(op.op_def.is_stateful and op.type not in ORDER_FREE_TABLE_OPS for op in ops)
     return Lifted(sources, function, stateful, tuple(ops), tuple(flat),
                   _source_outputs_read(sources, ops, flat))
 

@@ -189,4 +189,4 @@ def test_which_kernels_keep_no_state(make, free, shim):
         made = make(shim, shim.zeros([1, 5, 5, 3]))
         op = made if isinstance(made, real_tf.Operation) else made.op
         assert shared_functions.kernel_state_free(
-            op, lifting._ORDER_FREE_TABLE_OPS) is free  # pylint: disable=protected-access
+            op, lifting.ORDER_FREE_TABLE_OPS) is free
