@@ -105,17 +105,26 @@ def _run(tf, program, graph_seed=3):
     return stream, graph
 
 
+def _on_devices(build, one_device):
+    """`build`, or (not `one_device`) `build` with the shim's functions made as TF makes
+    them, for several devices."""
+    if one_device:
+        return build
+    from compat._runtime import build_context
+
+    def program(tf):
+        build_context.functions_as_tf_makes_them(tf.get_default_graph())
+        return build(tf)
+    return program
+
+
 @pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_written_epoch_maps_are_traced_maps(name, one_device, legacy, shim, tf_behavior,
                                             monkeypatch):
-    from compat._runtime import build_context, epoch_maps
+    from compat._runtime import epoch_maps
 
-    program = PROGRAMS[name]
-    if not one_device:
-        def program(tf, build=PROGRAMS[name]):  # pylint: disable=function-redefined
-            build_context.functions_as_tf_makes_them(tf.get_default_graph())
-            return build(tf)
+    program = _on_devices(PROGRAMS[name], one_device)
     expected, _ = _run(legacy, PROGRAMS[name])
     written_stream, graph = _run(shim, program)
     written_graph, written_maps, written = _library(graph)
@@ -247,13 +256,9 @@ def test_written_shuffles_of_constant_inputs_are_traced_shuffles(name, one_devic
                                                                  tf_behavior, monkeypatch):
     """A producer of a constant input shuffles its rows in a written map
     (`epoch_maps.written_shuffles`): the same graph as with the map traced, and TF1's order."""
-    from compat._runtime import build_context, epoch_maps
+    from compat._runtime import epoch_maps
 
-    program = SHUFFLED_CONSTANTS[name]
-    if not one_device:
-        def program(tf, build=SHUFFLED_CONSTANTS[name]):  # pylint: disable=function-redefined
-            build_context.functions_as_tf_makes_them(tf.get_default_graph())
-            return build(tf)
+    program = _on_devices(SHUFFLED_CONSTANTS[name], one_device)
     expected, _ = _run(legacy, SHUFFLED_CONSTANTS[name])
     written_stream, graph = _run(shim, program)
     written_graph, written = _shuffle_maps(graph)
