@@ -64,15 +64,11 @@ def kernel_state_free(op, state_found_by_name) -> bool:
 
 
 def state_only_draws(ops, state_found_by_name) -> bool:
-    """Whether the only state the stateful ones among `ops` keep is a random stream (or
-    state every kernel finds by name): calls made at once then differ from calls made in
-    turn only in which call gets which draws. Asserts keep none."""
-    for op in ops:
-        op_def = op.graph.op_def_for_type(op.type)
-        if (op_def.is_stateful and op.type not in _RANDOM_DRAWS and op.type != "Assert"
-                and op.type not in state_found_by_name):
-            return False
-    return True
+    """Whether the only state any of `ops` keeps is a random stream (see
+    `kernel_state_free`): calls made at once then differ from calls made in turn only in
+    which call gets which draws."""
+    return all(op.type in _RANDOM_DRAWS or kernel_state_free(op, state_found_by_name)
+               for op in ops)
 
 
 # A computation is compared with later ones through a copy of its GraphDef, kept with its
