@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from compat._runtime import (arguments, batch_fusion, build_context, datasets, element_source,
-                             fed_batches, plan, vectorize)
+                             fed_batches, plan, unit_maps, vectorize)
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -172,6 +172,11 @@ def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer, 
         # Nothing to filter: the values straight from the computation (each map costs a
         # traced function, its instantiation and a call per element).
         if not enqueue_many:
+            if all(shape is None or getattr(value, "shape", None) == shape
+                   for value, shape in zip(tensor_list, shapes)):
+                written = unit_maps.written(source, tensor_list, threads)
+                if written is not None:
+                    return written
             return source.computed(finish=lambda computed: _with_shapes(computed[0], shapes),
                                    parallelism=threads)
         dataset = source.computed(finish=lambda computed: computed[0], parallelism=threads)

@@ -37,6 +37,17 @@ _PARALLEL_CALLS = max(2, min(_usable_cores(), 8))
 # and 14.3k images/s with 4, 6, 8 and 12 calls, for the same CPU time per image.
 _CALLS_WITH_DRAWS = max(4, min(4 * _usable_cores(), 16))
 
+
+@dataclass(frozen=True)
+class FusedUnits:
+    """What `compute` does over a stage's units: `element_of(unit)` (the stage's element),
+    then `lifted.function` of it."""
+
+    stage: object
+    element_of: Callable
+    lifted: lifting.Lifted
+
+
 @dataclass(frozen=True)
 class ElementSource:
     """The inputs of a per-element computation, and the computation, kept apart.
@@ -52,6 +63,9 @@ class ElementSource:
     stateful: whether compute keeps state between calls (see `lifting.Lifted`).
     function_without_inputs: for a computation that reads no stage, makes the function
               `compute` calls (see `lifting.function_without_inputs`).
+    units:    where the upstream is a stage's units (see `_fused`): that stage, the function
+              making a unit's element (`compute` applies it first) and the lifted
+              computation; else None.
     dense:    every upstream component is a plain tensor (no sparse/ragged encodings), so
               upstream elements can be batched before computing.
     """
@@ -63,6 +77,7 @@ class ElementSource:
     lifted_ops: tuple
     lifted_outputs: tuple
     function_without_inputs: Callable | None = None
+    units: FusedUnits | None = None
 
     def computed(self, finish: Callable | None = None, parallelism: int = 1) -> tf.data.Dataset:
         """The computed elements, in upstream order.
@@ -223,7 +238,8 @@ def _fused(lifted, stage, units: tf.data.Dataset, element_of: Callable) -> Eleme
         return lifted.function([stage.encoded(element_of(unit))], probes, given, inline)
 
     dense = all(isinstance(spec, tf.TensorSpec) for spec in tf.nest.flatten(units.element_spec))
-    return ElementSource(units, compute, lifted.stateful, dense, lifted.ops, lifted.outputs)
+    return ElementSource(units, compute, lifted.stateful, dense, lifted.ops, lifted.outputs,
+                         units=FusedUnits(stage, element_of, lifted))
 
 
 def _upstream_of(stage, outputs_read):

@@ -375,6 +375,29 @@ def function_without_inputs(lifted: Lifted):
     return _made_in_c(ops, graph_def, [], [], list(lifted.outputs))
 
 
+def function_of_source(lifted: Lifted, source_outputs) -> tuple | None:
+    """(function, names of the source outputs it takes, in order) that `lifted.function`
+    calls when it computes every output from the one stage it reads, made now: the same
+    function (shared with equal copies, see `shared_functions`). `source_outputs` are the
+    stage's get_next outputs (their dtypes type the arguments). None where the call would be
+    something else: no op to compute, an output read straight from the stage, or a
+    computation that calls functions of its own (v2 control flow: a Defun traces it)."""
+    if len(lifted.sources) != 1 or not lifted.ops:
+        return None
+    stage_outputs = {tensor.name: tensor for tensor in source_outputs}
+    if any(tensor.name in stage_outputs for tensor in lifted.outputs):
+        return None
+    ops = list(lifted.ops)
+    names = {op.name for op in ops}
+    used = sorted({tensor.name for op in ops for tensor in op.inputs} & set(stage_outputs))
+    graph_def = _graph_def_of(ops, names)
+    if graph_def.library.function:
+        return None
+    function = _made_in_c(ops, graph_def, used, [stage_outputs[name] for name in used],
+                          list(lifted.outputs))
+    return function, used
+
+
 def _made_in_c(ops, graph_def, used, arguments, computed):
     """The function `_function_of` makes of `ops` (as `graph_def`), or the one made for an
     equal copy of them in this graph where every op may share its kernels."""

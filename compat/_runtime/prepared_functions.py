@@ -78,11 +78,17 @@ def note(call: _ops.Operation) -> None:
     (`call` is that call) for the Session's grappler to optimize; start its pass if it is
     worth one."""
     function = call.graph._get_function(call.type)  # pylint: disable=protected-access
-    graph = call.graph
+    if function is not None:  # else not a function call
+        note_function(function, call.graph)
+
+
+def note_function(function, graph) -> None:
+    """`note` for a call of `function` (a legacy function of the user's ops) written into a
+    function of `graph` rather than made there by a trace."""
     while isinstance(graph, _func_graph.FuncGraph) and graph.outer_graph is not None:
         graph = graph.outer_graph
-    if function is None or isinstance(graph, _func_graph.FuncGraph):
-        return  # not a function call, or in a function's graph, which no Session runs
+    if isinstance(graph, _func_graph.FuncGraph):
+        return  # in a function's graph, which no Session runs
     passes = getattr(graph, "_compat_function_passes", None)
     if passes is None:
         passes = graph._compat_function_passes = {}  # pylint: disable=protected-access

@@ -235,14 +235,17 @@ class FixedLengthRecordReader(ReaderBase):
                                                    with_keys=with_keys)
 
 
+def read_whole_file(filename):
+    """A whole-file reader's record of one file (its unit): (file name, contents)."""
+    return filename, tf.io.read_file(filename)
+
+
 class WholeFileReader(ReaderBase):
     def __init__(self, name=None):
         super().__init__(None)
         self._name = name or "WholeFileReader"
 
-    @staticmethod
-    def _record_of_unit(filename):
-        return filename, tf.io.read_file(filename)
+    _record_of_unit = staticmethod(read_whole_file)
 
     def _records(self, work_unit, count_records):
         return record_sources.whole_file_records(work_unit, count_records=count_records)
