@@ -7,18 +7,14 @@ import re
 import numpy as np
 import pytest
 
-from conftest import run_stream
+from written_functions import canonical, on_devices, run_in_graph, written_then_traced
 
 _WRITTEN = re.compile(r"\bcompat_epochs_[0-9a-f]{16}\b")
 _TRACED = re.compile(r"\b__inference_Dataset_map_(?:compute|lambda)_\d+\b")
-_UID = re.compile(r"\b(__inference_\w+?)_\d+\b")
-_HASHED = re.compile(
-    r"\b((?:_?make_dataset|make_shared_iterator|failing_factory)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 
 
 def _canonical(text: str) -> str:
-    text = _TRACED.sub("EPOCH_MAP", _WRITTEN.sub("EPOCH_MAP", text))
-    return _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
+    return canonical(text, _WRITTEN, _TRACED, "EPOCH_MAP")
 
 
 def ptb_windows(tf):
@@ -98,44 +94,18 @@ def _library(graph) -> tuple:
     return whole, maps, written
 
 
-def _run(tf, program, graph_seed=3):
-    import tensorflow as real_tf
-    graph = real_tf.Graph()
-    stream = run_stream(tf, program, graph_seed=graph_seed, graph=graph)
-    return stream, graph
-
-
-def _on_devices(build, one_device):
-    """`build`, or (not `one_device`) `build` with the shim's functions made as TF makes
-    them, for several devices."""
-    if one_device:
-        return build
-    from compat._runtime import build_context
-
-    def program(tf):
-        build_context.functions_as_tf_makes_them(tf.get_default_graph())
-        return build(tf)
-    return program
-
-
 @pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_written_epoch_maps_are_traced_maps(name, one_device, legacy, shim, tf_behavior,
                                             monkeypatch):
     from compat._runtime import epoch_maps
 
-    program = _on_devices(PROGRAMS[name], one_device)
-    expected, _ = _run(legacy, PROGRAMS[name])
-    written_stream, graph = _run(shim, program)
-    written_graph, written_maps, written = _library(graph)
+    (written_graph, written_maps, written), (traced_graph, _, traced) = \
+        written_then_traced(legacy, shim, PROGRAMS[name], on_devices(PROGRAMS[name], one_device),
+                            monkeypatch, (epoch_maps, "written_epochs"), _library)
     v2_cond = name == "epochs_chosen_by_a_flag" and tf_behavior == "tf2"
     assert written == (0 if v2_cond else 1)
-    monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
-    traced_stream, graph = _run(shim, program)
-    traced_graph, traced_maps, written = _library(graph)
-    assert written == 0
-    np.testing.assert_equal(written_stream, expected)
-    np.testing.assert_equal(traced_stream, expected)
+    assert traced == 0
     if v2_cond:  # traced both times (its branch functions are named anew in each graph)
         return
     assert written_graph == traced_graph
@@ -163,17 +133,17 @@ def test_matched_files_are_produced_as_tf1_produces_them(tmp_path, legacy, shim,
         queue = tf.train.string_input_producer(files, num_epochs=2, seed=7)
         return tf.TextLineReader().read(queue)
 
-    written_stream, written_graph = _run(shim, program)
+    written_stream, written_graph = run_in_graph(shim, program)
     assert _library(written_graph)[2] == 1
     monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
-    traced_stream, graph = _run(shim, program)
+    traced_stream, graph = run_in_graph(shim, program)
     assert _library(graph)[2] == 0
     np.testing.assert_equal(written_stream, traced_stream)
     assert len(written_stream) == 10
     written_graph, traced_graph = (_library(graph)[0] for graph in (written_graph, graph))
     assert written_graph == traced_graph
     if tf_behavior == "tf1":
-        np.testing.assert_equal(written_stream, _run(legacy, program)[0])
+        np.testing.assert_equal(written_stream, run_in_graph(legacy, program)[0])
 
 
 @pytest.mark.parametrize("scope", ["device_name", "device_function", "colocation"])
@@ -201,11 +171,11 @@ def test_epoch_maps_under_device_scopes_are_traced_where_the_trace_takes_them_in
         return built
 
     monkeypatch.setattr(producers, "_epochs", under_scope)
-    written_stream, graph = _run(shim, ptb_shuffled)
+    written_stream, graph = run_in_graph(shim, ptb_shuffled)
     written_graph, _, written = _library(graph)
     assert written == (1 if scope == "device_name" else 0)
     monkeypatch.setattr(epoch_maps, "written_epochs", lambda *args, **kwargs: None)
-    traced_stream, graph = _run(shim, ptb_shuffled)
+    traced_stream, graph = run_in_graph(shim, ptb_shuffled)
     np.testing.assert_equal(written_stream, traced_stream)
     if scope == "device_name":
         assert written_graph == _library(graph)[0]
@@ -258,13 +228,13 @@ def test_written_shuffles_of_constant_inputs_are_traced_shuffles(name, one_devic
     (`epoch_maps.written_shuffles`): the same graph as with the map traced, and TF1's order."""
     from compat._runtime import epoch_maps
 
-    program = _on_devices(SHUFFLED_CONSTANTS[name], one_device)
-    expected, _ = _run(legacy, SHUFFLED_CONSTANTS[name])
-    written_stream, graph = _run(shim, program)
+    program = on_devices(SHUFFLED_CONSTANTS[name], one_device)
+    expected, _ = run_in_graph(legacy, SHUFFLED_CONSTANTS[name])
+    written_stream, graph = run_in_graph(shim, program)
     written_graph, written = _shuffle_maps(graph)
     assert written == 1
     monkeypatch.setattr(epoch_maps, "written_shuffles", lambda *args, **kwargs: None)
-    traced_stream, graph = _run(shim, program)
+    traced_stream, graph = run_in_graph(shim, program)
     traced_graph, written = _shuffle_maps(graph)
     assert written == 0
     assert len(expected) > 1

@@ -7,21 +7,17 @@ import re
 import numpy as np
 import pytest
 
-from conftest import run_stream
+from written_functions import canonical, on_devices, written_then_traced
 from test_whole_file_reads import write_pngs
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(600)]
 
 _WRITTEN = re.compile(r"\bcompat_units_[0-9a-f]{16}\b")
 _TRACED = re.compile(r"\b__inference_Dataset_map_lambda_\d+\b")
-_UID = re.compile(r"\b(__inference_\w+?)_\d+\b")
-_HASHED = re.compile(
-    r"\b((?:_?make_dataset|make_shared_iterator|failing_factory)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 
 
 def _canonical(text: str) -> str:
-    text = _TRACED.sub("UNIT_MAP", _WRITTEN.sub("UNIT_MAP", text))
-    return _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
+    return canonical(text, _WRITTEN, _TRACED, "UNIT_MAP")
 
 
 def decoded_images(paths):
@@ -87,23 +83,6 @@ def _library(graph) -> tuple:
     return whole, written, maps
 
 
-def _run(tf, program):
-    import tensorflow as real_tf
-    graph = real_tf.Graph()
-    return run_stream(tf, program, graph_seed=3, graph=graph), graph
-
-
-def _on_devices(build, one_device):
-    if one_device:
-        return build
-    from compat._runtime import build_context
-
-    def program(tf):
-        build_context.functions_as_tf_makes_them(tf.get_default_graph())
-        return build(tf)
-    return program
-
-
 @pytest.mark.parametrize("one_device", [True, False], ids=["one_device", "multi_device"])
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_written_unit_maps_are_traced_maps(name, one_device, legacy, shim, tf_behavior,
@@ -112,20 +91,14 @@ def test_written_unit_maps_are_traced_maps(name, one_device, legacy, shim, tf_be
 
     paths = write_pngs(tmp_path, [3, 5, 4, 6, 2])
     build = PROGRAMS[name](paths)
-    program = _on_devices(build, one_device)
-    expected, _ = _run(legacy, build)
-    written_stream, graph = _run(shim, program)
-    written_graph, written, written_maps = _library(graph)
+    (written_graph, written, written_maps), (traced_graph, traced, traced_maps) = \
+        written_then_traced(legacy, shim, build, on_devices(build, one_device), monkeypatch,
+                            (unit_maps, "written"), _library)
     # random_flip_left_right's cond is v2 control flow in TF2 graph mode: its branch
     # functions keep the map traced.
     v2_cond = name == "flipped_images" and tf_behavior == "tf2"
     assert written == (1 if name in WRITTEN and not v2_cond else 0)
-    monkeypatch.setattr(unit_maps, "written", lambda *args, **kwargs: None)
-    traced_stream, graph = _run(shim, program)
-    traced_graph, written, traced_maps = _library(graph)
-    assert written == 0
-    np.testing.assert_equal(written_stream, expected)
-    np.testing.assert_equal(traced_stream, expected)
+    assert traced == 0
     if v2_cond:  # traced both times (its branch functions are named anew in each graph)
         return
     assert written_graph == traced_graph
