@@ -172,8 +172,7 @@ def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer, 
         # Nothing to filter: the values straight from the computation (each map costs a
         # traced function, its instantiation and a call per element).
         if not enqueue_many:
-            if all(shape is None or getattr(value, "shape", None) == shape
-                   for value, shape in zip(tensor_list, shapes)):
+            if all(_shape_holds(value, shape) for value, shape in zip(tensor_list, shapes)):
                 written = unit_maps.written(source, tensor_list, threads)
                 if written is not None:
                     return written
@@ -195,9 +194,14 @@ def _input_stream(tensor_list, keep_input, enqueue_many, shapes, api, consumer, 
 
 def _with_shapes(values, shapes):
     """`values`, each checked against its shape in `shapes` where that says more."""
-    return tuple(value if shape is None or isinstance(value, tf.SparseTensor)
-                 or value.shape == shape else tf.ensure_shape(value, shape)
+    return tuple(value if _shape_holds(value, shape) else tf.ensure_shape(value, shape)
                  for value, shape in zip(values, shapes))
+
+
+def _shape_holds(value, shape) -> bool:
+    """Whether `value` needs no check against `shape` (None: no shape given): its static
+    shape is that shape, or it is sparse (left as it is)."""
+    return shape is None or isinstance(value, tf.SparseTensor) or value.shape == shape
 
 
 def _shuffle_buffer(capacity, min_after_dequeue):

@@ -75,16 +75,10 @@ def epoch_definition(lifted, shuffle_seeds, attributes: dict) -> function_pb2.Fu
         shuffle.attr["seed2"].i = seed2
         shuffle.attr["T"].type = result.type
         value = "RandomShuffle:output:0"
-    identity = definition.node_def.add(name="Identity", op="Identity", input=[value, "^NoOp"])
-    identity.attr["T"].type = result.type
-    definition.node_def.add(name="NoOp", op="NoOp", input=["^lifted"])
+    pull_maps.returned_after(definition, [(value, result.type)], ["lifted"])
     signature = definition.signature
     signature.input_arg.add(name="args_0", type=pull_maps.TICK.dtype.as_datatype_enum)
-    signature.output_arg.add(name="identity", type=result.type)
     signature.is_stateful = called.is_stateful or shuffle_seeds is not None
-    signature.control_output.append("lifted")
-    definition.ret["identity"] = "Identity:output:0"
-    definition.control_ret["lifted"] = "lifted"
     return pull_maps.signed(definition, attributes, "compat_epochs")
 
 

@@ -255,21 +255,29 @@ def _finished(definition: function_pb2.FunctionDef, types: list, attributes: dic
     signature = definition.signature
     signature.input_arg.add(name="args_0", type=TICK.dtype.as_datatype_enum)
     signature.is_stateful = True
-    stateful = sorted([lookup, take.name])
-    signature.control_output.extend(stateful)
-    for index, dtype in enumerate(types):
+    returned_after(definition, [(f"{take.name}:components:{index}", dtype)
+                                for index, dtype in enumerate(types)],
+                   sorted([lookup, take.name]))
+    return signed(definition, attributes, "compat_pull")
+
+
+def returned_after(definition: function_pb2.FunctionDef, values, waited) -> None:
+    """Complete `definition`'s results as a trace's automatic control dependencies make them:
+    an Identity per value of `values` ((its name in the function, its dtype enum)), each
+    waiting on a NoOp that waits on the nodes named in `waited`, which are the function's
+    control outputs."""
+    signature = definition.signature
+    for index, (value, dtype) in enumerate(values):
         suffix = f"_{index}" if index else ""
-        identity = definition.node_def.add(
-            name=f"Identity{suffix}", op="Identity",
-            input=[f"{take.name}:components:{index}", "^NoOp"])
+        identity = definition.node_def.add(name=f"Identity{suffix}", op="Identity",
+                                           input=[value, "^NoOp"])
         identity.attr["T"].type = dtype
         signature.output_arg.add(name=f"identity{suffix}", type=dtype)
         definition.ret[f"identity{suffix}"] = f"Identity{suffix}:output:0"
-    definition.node_def.add(name="NoOp", op="NoOp", input=[f"^{name}" for name in stateful])
-
-    for name in stateful:
+    definition.node_def.add(name="NoOp", op="NoOp", input=[f"^{name}" for name in waited])
+    signature.control_output.extend(waited)
+    for name in waited:
         definition.control_ret[name] = name
-    return signed(definition, attributes, "compat_pull")
 
 
 def signed(definition: function_pb2.FunctionDef, attributes: dict, prefix: str,

@@ -30,7 +30,6 @@ def written(source: ElementSource, values, parallelism: int) -> tf.data.Dataset 
     list), with its function written; None where it cannot be written."""
     units = source.units
     if (units is None or units.element_of is not readers.read_whole_file
-            or not all(isinstance(value, tf.Tensor) for value in values)
             or len(source.lifted_outputs) < len(values)
             or any(output is not value for output, value in zip(source.lifted_outputs, values))
             or source.upstream.element_spec != tf.TensorSpec([], tf.string)
@@ -67,18 +66,10 @@ def unit_definition(lifted, inputs, count: int, attributes: dict) -> function_pb
     definition.node_def.add(name="ReadFile", op="ReadFile", input=["args_0"])
     call = definition.node_def.add(name="lifted", op=called.name, input=inputs)
     call.attr["_disable_call_shape_inference"].b = True  # as a legacy function's call has it
+    pull_maps.returned_after(definition, [(f"lifted:{result.name}:0", result.type)
+                                          for result in called.output_arg[:count]], ["lifted"])
     signature = definition.signature
     signature.input_arg.add(name="args_0", type=tf.string.as_datatype_enum)
-    for index, result in enumerate(called.output_arg[:count]):
-        suffix = f"_{index}" if index else ""
-        identity = definition.node_def.add(name=f"Identity{suffix}", op="Identity",
-                                           input=[f"lifted:{result.name}:0", "^NoOp"])
-        identity.attr["T"].type = result.type
-        signature.output_arg.add(name=f"identity{suffix}", type=result.type)
-        definition.ret[f"identity{suffix}"] = f"Identity{suffix}:output:0"
-    definition.node_def.add(name="NoOp", op="NoOp", input=["^lifted"])
     signature.is_stateful = (called.is_stateful
                              or op_def_registry.get("ReadFile").is_stateful)
-    signature.control_output.append("lifted")
-    definition.control_ret["lifted"] = "lifted"
     return pull_maps.signed(definition, attributes, "compat_units", tf.TensorShape([]))

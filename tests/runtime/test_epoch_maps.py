@@ -100,7 +100,7 @@ def test_written_epoch_maps_are_traced_maps(name, one_device, legacy, shim, tf_b
                                             monkeypatch):
     from compat._runtime import epoch_maps
 
-    (written_graph, written_maps, written), (traced_graph, _, traced) = \
+    _, (written_graph, written_maps, written), (traced_graph, _, traced) = \
         written_then_traced(legacy, shim, PROGRAMS[name], on_devices(PROGRAMS[name], one_device),
                             monkeypatch, (epoch_maps, "written_epochs"), _library)
     v2_cond = name == "epochs_chosen_by_a_flag" and tf_behavior == "tf2"
@@ -228,18 +228,13 @@ def test_written_shuffles_of_constant_inputs_are_traced_shuffles(name, one_devic
     (`epoch_maps.written_shuffles`): the same graph as with the map traced, and TF1's order."""
     from compat._runtime import epoch_maps
 
-    program = on_devices(SHUFFLED_CONSTANTS[name], one_device)
-    expected, _ = run_in_graph(legacy, SHUFFLED_CONSTANTS[name])
-    written_stream, graph = run_in_graph(shim, program)
-    written_graph, written = _shuffle_maps(graph)
+    build = SHUFFLED_CONSTANTS[name]
+    expected, (written_graph, written), (traced_graph, traced) = written_then_traced(
+        legacy, shim, build, on_devices(build, one_device), monkeypatch,
+        (epoch_maps, "written_shuffles"), _shuffle_maps)
     assert written == 1
-    monkeypatch.setattr(epoch_maps, "written_shuffles", lambda *args, **kwargs: None)
-    traced_stream, graph = run_in_graph(shim, program)
-    traced_graph, written = _shuffle_maps(graph)
-    assert written == 0
+    assert traced == 0
     assert len(expected) > 1
-    np.testing.assert_equal(written_stream, expected)
-    np.testing.assert_equal(traced_stream, expected)
     assert written_graph == traced_graph
     shuffle_map = [text for text in written_graph
                    if text.startswith('signature {\n  name: "SHUFFLE_MAP"')]

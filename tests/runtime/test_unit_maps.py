@@ -91,7 +91,7 @@ def test_written_unit_maps_are_traced_maps(name, one_device, legacy, shim, tf_be
 
     paths = write_pngs(tmp_path, [3, 5, 4, 6, 2])
     build = PROGRAMS[name](paths)
-    (written_graph, written, written_maps), (traced_graph, traced, traced_maps) = \
+    _, (written_graph, written, written_maps), (traced_graph, traced, traced_maps) = \
         written_then_traced(legacy, shim, build, on_devices(build, one_device), monkeypatch,
                             (unit_maps, "written"), _library)
     # random_flip_left_right's cond is v2 control flow in TF2 graph mode: its branch

@@ -44,11 +44,11 @@ def written_then_traced(legacy, shim, build, program, monkeypatch, writer, libra
     """`program` (`build`, maybe on several devices) run with the shim as it is, then with
     `writer` ((module, name) of the function that writes the map) writing nothing, so
     that the map is traced; both streams checked equal to TF1's stream of `build`. Returns
-    `library(graph)` of the written and of the traced run."""
+    TF1's stream, and `library(graph)` of the written and of the traced run."""
     expected, _ = run_in_graph(legacy, build)
     written_stream, written_graph = run_in_graph(shim, program)
     monkeypatch.setattr(*writer, lambda *args, **kwargs: None)
     traced_stream, traced_graph = run_in_graph(shim, program)
     np.testing.assert_equal(written_stream, expected)
     np.testing.assert_equal(traced_stream, expected)
-    return library(written_graph), library(traced_graph)
+    return expected, library(written_graph), library(traced_graph)
