@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 import tensorflow as tf
+from tensorflow.python.framework import tensor_util
 
 from compat._runtime import (arguments, build_context, datasets, element_source, epoch_maps,
                              plan)
@@ -51,13 +52,74 @@ def _is_constant(input_tensor) -> bool:
         op.type in _CONSTANT_OPS and not op.control_inputs for op in computation.ops)
 
 
+# Largest value of constants computed once at the first run (bytes): it becomes a constant
+# of the pipeline's functions, which the Session's grappler copies at every fetch it reaches.
+_LARGEST_EVALUATED = 1 << 18
+# Ops whose results are not the graph's to fix (the file system's, a feed's): left to run
+# each epoch.
+_NOT_CONSTANT = frozenset({"MatchingFiles", "ReadFile", "PlaceholderWithDefault"})
+
+
+def _exact(op) -> bool:
+    """Whether `op`'s results are the same wherever its kernel runs: no state, no file
+    system or feed, no floating-point arithmetic (which the Session's grappler may rewrite)."""
+    if op.type in ("Const", "Identity"):
+        return True
+    return (not op.op_def.is_stateful and op.type not in _NOT_CONSTANT
+            and not any(out.dtype.is_floating or out.dtype.is_complex for out in op.outputs))
+
+
+def _evaluated(input_tensor):
+    """The input's value, where it is computed from constants alone by exact ops, and every
+    assert on the way holds (TF1 would compute the same rows every epoch, and fail never):
+    a PTB producer's `range(epoch_size)`, a `slice_input_producer`'s `range(shape(x)[0])`.
+    None otherwise, or where empty (see `_is_constant`) or larger than `_LARGEST_EVALUATED`.
+    Computing it costs what TF1 pays every epoch."""
+    if _larger_than_evaluated(input_tensor.shape.num_elements(), input_tensor.dtype):
+        return None
+    computation = element_source.lifted(input_tensor, "input_producer")
+    if computation.sources or not all(op.type == "Assert" or _exact(op)
+                                      for op in computation.ops):
+        return None
+    for op in computation.ops:
+        if op.type == "Assert":
+            holds = _value_of(op.inputs[0])
+            if holds is None or not holds.all():
+                return None
+    value = _value_of(input_tensor)
+    if value is None or not value.size or _larger_than_evaluated(value.size, input_tensor.dtype,
+                                                                 value):
+        return None
+    return value
+
+
+def _value_of(tensor):
+    """`tensor`'s value as TF's constant evaluation computes it (its kernels, on the CPU,
+    without the control inputs: asserts are `_evaluated`'s), or None."""
+    try:
+        return tensor_util.try_evaluate_constant(tensor)
+    except tf.errors.OpError:
+        return None
+
+
+def _larger_than_evaluated(size, dtype, value=None) -> bool:
+    if size is None:
+        return False
+    if dtype == tf.string:
+        return value is not None and sum(map(len, value.flat)) > _LARGEST_EVALUATED
+    return size * dtype.size > _LARGEST_EVALUATED
+
+
 def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
     """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
     def elements():
-        if _is_constant(input_tensor):
+        value = input_tensor if _is_constant(input_tensor) else _evaluated(input_tensor)
+        if value is not None:
             # No function computing the epoch (one fewer to trace and prepare at the first
             # run): only the shuffle, if any, is applied per epoch.
-            epochs = tf.data.Dataset.from_tensors(input_tensor).repeat(num_epochs)
+            epochs = tf.data.Dataset.from_tensors(
+                tf.constant(value, input_tensor.dtype) if value is not input_tensor
+                else value).repeat(num_epochs)
             if shuffle_seeds is None:
                 return datasets.unbatched(epochs)
             written = epoch_maps.written_shuffles(epochs, shuffle_seeds)
