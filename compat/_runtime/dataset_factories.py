@@ -15,6 +15,10 @@ functions call (the user's ops, see `lifting.called_as_function`) as tf.data's t
 that mark only when a pass over the library changed a function; its next pass then optimizes
 the user's ops as TF1's Session optimizes them (tests/runtime/test_float_exactness.py checks
 the rewrites that follow). The same held when the factory was the whole dataset graph.
+A dataset graph that names no function (a producer's epochs of constants: PTB's steps) is
+the factory itself, marked: nothing to unmark, and one function fewer to make, instantiate
+and take through the fetch's module-wide TFG pass (PTB's first batch, 16 alternating fresh
+processes: 136 -> 114 ms, the first fetch 38 -> 33 ms).
 """
 from __future__ import annotations
 
@@ -108,6 +112,13 @@ def _factory(graph_def: graph_pb2.GraphDef, output, name: str):
     """A dataset factory, added to the current graph, returning `output` of `graph_def`'s ops:
     a one-node function calling a function of those ops (see the module docstring)."""
     graph = tf.compat.v1.get_default_graph()
+    if not _calls_functions(graph_def):
+        # Nothing for the Session's grappler to optimize, nor to unmark: one function, which
+        # it leaves alone.
+        factory = c_functions.of_graph_def(graph_def, [], [output], name,
+                                           skipped_by_grappler=True)
+        factory.add_to_graph(graph)
+        return factory
     body = c_functions.of_graph_def(graph_def, [], [output], f"{name}_body",
                                     skipped_by_grappler=True)
     body.add_to_graph(graph)
@@ -118,6 +129,12 @@ def _factory(graph_def: graph_pb2.GraphDef, output, name: str):
     factory = c_functions.of_graph_def(calling, [], [("made", 0)], name)
     factory.add_to_graph(graph)
     return factory
+
+
+def _calls_functions(graph_def: graph_pb2.GraphDef) -> bool:
+    """Whether some node of `graph_def` names a function (a map's, a filter's...)."""
+    return any(value.HasField("func") or value.list.func
+               for node in graph_def.node for value in node.attr.values())
 
 
 def _as_attr(factory) -> attr_value_pb2.AttrValue:

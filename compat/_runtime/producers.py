@@ -117,11 +117,10 @@ def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
         if value is not None:
             # No function computing the epoch (one fewer to trace and prepare at the first
             # run): only the shuffle, if any, is applied per epoch.
-            epochs = tf.data.Dataset.from_tensors(
-                tf.constant(value, input_tensor.dtype) if value is not input_tensor
-                else value).repeat(num_epochs)
+            rows = value if value is input_tensor else tf.constant(value, input_tensor.dtype)
             if shuffle_seeds is None:
-                return datasets.unbatched(epochs)
+                return tf.data.Dataset.from_tensor_slices(rows).repeat(num_epochs)
+            epochs = tf.data.Dataset.from_tensors(rows).repeat(num_epochs)
             written = epoch_maps.written_shuffles(epochs, shuffle_seeds)
             if written is not None:
                 return datasets.unbatched(written)

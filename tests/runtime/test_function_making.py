@@ -146,7 +146,8 @@ def _factory_body(graph, name):
     return sorted({computation(name) for name in nodes}), signature, returned
 
 
-def test_one_shot_factory_copies_what_tf_copies(shim):
+@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "no_function"])
+def test_one_shot_factory_copies_what_tf_copies(mapped, shim):
     """`dataset_factories.of_dataset` makes the function make_one_shot_iterator's Defun
     makes: the dataset's ops copied by value, control inputs left behind."""
     import tensorflow as real_tf
@@ -160,17 +161,22 @@ def test_one_shot_factory_copies_what_tf_copies(shim):
             files = tf.identity(files)
         with tf.colocate_with(files):  # with an op the copy leaves out, as TF's copy keeps it
             count = tf.identity(tf.constant(2, tf.int64))
-        dataset = (tf.data.Dataset.from_tensor_slices(files).shuffle(3, seed=2).repeat(count)
-                   .map(tf.strings.length).batch(2))
+        dataset = tf.data.Dataset.from_tensor_slices(files).shuffle(3, seed=2).repeat(count)
+        if mapped:
+            dataset = dataset.map(tf.strings.length)
+        dataset = dataset.batch(2)
         theirs = tf.data.make_one_shot_iterator(dataset)._iterator_resource.op  # pylint: disable=protected-access
         ours = dataset_factories.of_dataset(dataset)
         want = _factory_body(graph, theirs.get_attr("dataset_factory").name)
         library = {function.signature.name: function
                    for function in graph.as_graph_def().library.function}
-        # Ours calls the function of the dataset's ops (see `dataset_factories`).
-        [call] = library[ours.func.name].node_def
-        got = _factory_body(graph, call.op)
-        assert library[call.op].attr["_tf_data_function"].b
+        body = ours.func.name
+        if mapped:  # ours calls the function of the dataset's ops (see `dataset_factories`)
+            [call] = library[ours.func.name].node_def
+            body = call.op
+        assert library[body].attr["_tf_data_function"].b
+        assert library[ours.func.name].attr["_tf_data_function"].b is not mapped
+        got = _factory_body(graph, body)
     assert want == got
 
 
