@@ -1,10 +1,11 @@
 """TF1 producers (`tf.train.*_input_producer`, `limit_epochs`, `match_filenames_once`).
 
 Same signatures, defaults and errors as TF1's `input.py`. The queue a producer returns is a
-`StageQueue` whose elements are, epoch after epoch, the input computed afresh and shuffled by
-a `RandomShuffle` kernel that lives for the whole run: the kernel TF1 runs once per epoch,
-with the seed pair TF1 derives at the same point of graph construction. So seeded producers
-give TF1's order bit for bit.
+`StageQueue` whose elements are, epoch after epoch, the input computed afresh (or once, where
+every epoch would compute the same rows: `_evaluated`) and shuffled by a `RandomShuffle`
+kernel that lives for the whole run: the kernel TF1 runs once per epoch, with the seed pair
+TF1 derives at the same point of graph construction. So seeded producers give TF1's order
+bit for bit.
 """
 from __future__ import annotations
 
