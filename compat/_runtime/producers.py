@@ -61,21 +61,30 @@ _LARGEST_EVALUATED = 1 << 18
 _NOT_CONSTANT = frozenset({"MatchingFiles", "ReadFile", "PlaceholderWithDefault"})
 
 
+# Ops TF's constant evaluation answers from the graph's static shapes, not by running their
+# input: a shape declared by `set_shape` is taken at its word, where the Session measures.
+_SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+
+
 def _exact(op) -> bool:
     """Whether `op`'s results are the same wherever its kernel runs: no state, no file
-    system or feed, no floating-point arithmetic (which the Session's grappler may rewrite)."""
+    system or feed, no floating-point arithmetic (which the Session's grappler may rewrite),
+    and, for a shape, a constant's."""
     if op.type in ("Const", "Identity"):
         return True
+    if op.type in _SHAPE_OPS and any(tensor.op.type != "Const" for tensor in op.inputs):
+        return False
     return (not op.op_def.is_stateful and op.type not in _NOT_CONSTANT
             and not any(out.dtype.is_floating or out.dtype.is_complex for out in op.outputs))
 
 
-def _evaluated(input_tensor):
-    """The input's value, where it is computed from constants alone by exact ops, and every
-    assert on the way holds (TF1 would compute the same rows every epoch, and fail never):
-    a PTB producer's `range(epoch_size)`, a `slice_input_producer`'s `range(shape(x)[0])`.
-    None otherwise, or where empty (see `_is_constant`) or larger than `_LARGEST_EVALUATED`.
-    Computing it costs what TF1 pays every epoch."""
+def _evaluated(input_tensor, element_shape):
+    """The input's value, where it is computed from constants alone by exact ops, every
+    assert on the way holds and its data can be computed (TF1 would compute the same rows
+    every epoch, and fail never), and its rows have `element_shape` (TF1's enqueue checks
+    them): a PTB producer's `range(epoch_size)`, a `slice_input_producer`'s
+    `range(shape(x)[0])`. None otherwise, or where empty (see `_is_constant`) or larger than
+    `_LARGEST_EVALUATED`. Computing it costs what TF1 pays every epoch."""
     if _larger_than_evaluated(input_tensor.shape.num_elements(), input_tensor.dtype):
         return None
     computation = element_source.lifted(input_tensor, "input_producer")
@@ -84,12 +93,14 @@ def _evaluated(input_tensor):
         return None
     for op in computation.ops:
         if op.type == "Assert":
-            holds = _value_of(op.inputs[0])
-            if holds is None or not holds.all():
+            # TF's Assert computes its data before it tests the condition.
+            condition, *data = (_value_of(tensor) for tensor in op.inputs)
+            if condition is None or not condition.all() or any(value is None for value in data):
                 return None
     value = _value_of(input_tensor)
-    if value is None or not value.size or _larger_than_evaluated(value.size, input_tensor.dtype,
-                                                                 value):
+    if (value is None or not value.size
+            or _larger_than_evaluated(value.size, input_tensor.dtype, value)
+            or not tf.TensorShape(value.shape[1:]).is_compatible_with(element_shape)):
         return None
     return value
 
@@ -111,10 +122,11 @@ def _larger_than_evaluated(size, dtype, value=None) -> bool:
     return size * dtype.size > _LARGEST_EVALUATED
 
 
-def _epochs(input_tensor, num_epochs, shuffle_seeds, consumer):
+def _epochs(input_tensor, element_shape, num_epochs, shuffle_seeds, consumer):
     """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
     def elements():
-        value = input_tensor if _is_constant(input_tensor) else _evaluated(input_tensor)
+        value = (input_tensor if _is_constant(input_tensor)
+                 else _evaluated(input_tensor, element_shape))
         if value is not None:
             # No function computing the epoch (one fewer to trace and prepare at the first
             # run): only the shuffle, if any, is applied per epoch.
@@ -175,7 +187,8 @@ def input_producer(input_tensor,
         # Lifted (and counted on the stages it reads) now: what cannot be lifted fails here,
         # at construction, though its dequeues are traced when the graph first runs.
         element_source.add_consumers(input_tensor, "input_producer", scope)
-        return StageQueue(_epochs(input_tensor, num_epochs, shuffle_seeds, consumer=scope),
+        return StageQueue(_epochs(input_tensor, element_shape, num_epochs, shuffle_seeds,
+                                  consumer=scope),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
                           capacity=capacity, name=scope.rstrip("/"), bare_elements=True,
                           reads_only=element_source.reads_only(input_tensor, "input_producer"))

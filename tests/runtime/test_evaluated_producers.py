@@ -73,6 +73,15 @@ def random_order_rows(tf):
     return tf.train.input_producer(rows, num_epochs=3, shuffle=False).dequeue()
 
 
+def declared_shape_count(tf):
+    """A count of a shape declared larger than the values it has (`set_shape` merges with
+    an unknown one): TF's constant evaluation would take the declaration, the Session counts."""
+    distinct = tf.unique(tf.constant([4, 4, 9]))[0]
+    distinct.set_shape([3])
+    count = tf.raw_ops.Shape(input=distinct)[0]
+    return tf.train.range_input_producer(count, num_epochs=2, shuffle=False).dequeue()
+
+
 def wide_rows(tf):
     """An input larger than what is worth a constant in the pipeline's functions."""
     rows = tf.reshape(tf.range(128 * 1024), [128, 1024])
@@ -82,7 +91,7 @@ def wide_rows(tf):
 
 EVALUATED = (language_model_steps, shuffled_windows, examples_in_memory, numbered_shard_names,
              grid_rows)
-PER_EPOCH = (scaled_rows, random_order_rows, wide_rows)
+PER_EPOCH = (scaled_rows, random_order_rows, declared_shape_count, wide_rows)
 PROGRAMS = {program.__name__: program for program in EVALUATED + PER_EPOCH}
 
 
@@ -93,8 +102,8 @@ def _recording(monkeypatch):
     results = []
     evaluated = producers._evaluated
 
-    def recorded(input_tensor):
-        results.append(evaluated(input_tensor))
+    def recorded(*args):
+        results.append(evaluated(*args))
         return results[-1]
     monkeypatch.setattr(producers, "_evaluated", recorded)
     return results
@@ -122,7 +131,7 @@ def test_inputs_of_constants_are_computed_once_and_give_tf1s_stream(name, legacy
     if evaluated:
         assert _epoch_maps_written(graph) == 0
         # The same program computing its input every epoch gives the same stream.
-        monkeypatch.setattr(producers, "_evaluated", lambda input_tensor: None)
+        monkeypatch.setattr(producers, "_evaluated", lambda *args: None)
         per_epoch_graph = tf_real.Graph()
         assert_streams_equal(expected, run_stream(shim, program, graph_seed=5,
                                                   graph=per_epoch_graph))
@@ -147,12 +156,33 @@ def grid_out_of_bounds(tf):
     return tf.train.input_producer(grid, num_epochs=2, shuffle=False).dequeue()
 
 
-@pytest.mark.parametrize("program", [too_short_for_a_window, grid_out_of_bounds],
-                         ids=lambda program: program.__name__)
-def test_inputs_whose_checks_fail_fail_as_in_tf1(program, legacy, shim, tf_behavior,
-                                                 monkeypatch):
-    """Nothing is computed ahead, and the pipeline fails as TF1's does: the same error, and
-    no element."""
+def assert_with_failing_data(tf):
+    """A check that holds, whose message data cannot be computed (an index out of range):
+    TF's Assert computes its data first, and fails."""
+    bad_index = tf.unique(tf.constant([7]))[0]
+    with tf.control_dependencies([tf.Assert(tf.constant(True),
+                                            [tf.gather(tf.range(3), bad_index)])]):
+        rows = tf.range(4) * 3
+    return tf.train.input_producer(rows, num_epochs=1, shuffle=False).dequeue()
+
+
+def rows_of_another_shape(tf):
+    """Rows declared 3 wide that are 2 wide once computed: TF1's enqueue refuses them."""
+    distinct = tf.unique(tf.constant([1, 2, 3, 4]))[0]
+    rows = tf.reshape(distinct, [2, -1])
+    return tf.train.input_producer(rows, element_shape=[3], num_epochs=1,
+                                   shuffle=False).dequeue()
+
+
+@pytest.mark.parametrize("program, message", [
+    (too_short_for_a_window, "assertion failed"), (grid_out_of_bounds, "assertion failed"),
+    (assert_with_failing_data, "not in [0, 3)"),
+    (rows_of_another_shape, "expected [3] but got [2]")],
+    ids=lambda value: getattr(value, "__name__", None))
+def test_inputs_that_fail_fail_as_in_tf1(program, message, legacy, shim, tf_behavior,
+                                         monkeypatch):
+    """Nothing is computed ahead, and the pipeline fails as TF1's does: the same error type,
+    and no element."""
     import tensorflow as tf_real
 
     expected_values, expected_error = stream_until_error(legacy, program)
@@ -161,7 +191,7 @@ def test_inputs_whose_checks_fail_fail_as_in_tf1(program, legacy, shim, tf_behav
     assert results == [None]
     assert values == expected_values == []
     assert type(error) is type(expected_error) is tf_real.errors.InvalidArgumentError
-    assert "assertion failed" in error.message
+    assert message in error.message
 
 
 @st.composite
