@@ -110,18 +110,16 @@ def _by_value(dataset: tf.data.Dataset) -> graph_pb2.GraphDef | None:
 
 def _factory(graph_def: graph_pb2.GraphDef, output, name: str):
     """A dataset factory, added to the current graph, returning `output` of `graph_def`'s ops:
-    a one-node function calling a function of those ops (see the module docstring)."""
+    a one-node function calling a function of those ops, or, where they name no function
+    (nothing for the Session's grappler to unmark), that function itself (see the module
+    docstring)."""
     graph = tf.compat.v1.get_default_graph()
-    if not _calls_functions(graph_def):
-        # Nothing for the Session's grappler to optimize, nor to unmark: one function, which
-        # it leaves alone.
-        factory = c_functions.of_graph_def(graph_def, [], [output], name,
-                                           skipped_by_grappler=True)
-        factory.add_to_graph(graph)
-        return factory
-    body = c_functions.of_graph_def(graph_def, [], [output], f"{name}_body",
+    calls = _calls_functions(graph_def)
+    body = c_functions.of_graph_def(graph_def, [], [output], f"{name}_body" if calls else name,
                                     skipped_by_grappler=True)
     body.add_to_graph(graph)
+    if not calls:
+        return body
     calling = graph_pb2.GraphDef()
     calling.versions.CopyFrom(graph_def.versions)
     calling.library.function.add().CopyFrom(body.definition)
