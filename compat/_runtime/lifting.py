@@ -435,9 +435,20 @@ def _ops_needed_for(tensors, ops, given_names):
     return [op for op in ops if op.name in needed]
 
 
+def _flat(structure):
+    """`structure`'s tensors, flattened as `tf.nest` flattens composites; a list of dense
+    tensors (an enqueue's values) without `tf.nest`, which asks each value whether it is a
+    CompositeTensor: the first such check of a class walks every subclass tf.data defines
+    (~5 of a Python-fed queue's 14 ms build, 8.6 ms without it). The dataset's own `nest`
+    calls make that check anyway, at the first run."""
+    if type(structure) is list and all(isinstance(value, tf.Tensor) for value in structure):
+        return list(structure)
+    return tf.nest.flatten(structure, expand_composites=True)
+
+
 def lift(structure, stage_of, what: str) -> Lifted:
     """Lift the computation of `structure` (tensors, SparseTensors, nested) out of the graph."""
-    flat = tf.nest.flatten(structure, expand_composites=True)
+    flat = _flat(structure)
     ops, sources = _subgraph(flat, stage_of, what)
 
     def function(encoded_elements, probes=(), given=(), inline=False):

@@ -181,3 +181,27 @@ def test_a_lift_is_kept_only_while_the_graph_and_its_stages_stay_as_they_were(sh
         assert after_op.ops == again.ops and after_op.sources == again.sources
         _queue_element(shim)
         assert element_source.lifted((doubled, shifted), "batch") is not after_op
+
+
+def _dense_list(tf):
+    return [tf.constant([1.0, 2.0]), tf.range(3), tf.constant("a")]
+
+
+def _with_sparse(tf):
+    return [tf.constant(1.0), tf.sparse.from_dense(tf.constant([[0, 4], [5, 0]]))]
+
+
+def _nested(tf):
+    return ({"image": tf.zeros([2, 2])}, [tf.constant(3)])
+
+
+@pytest.mark.parametrize("structure", [_dense_list, _with_sparse, _nested])
+def test_lifted_outputs_are_flattened_as_tf_nest_flattens_them(structure):
+    import tensorflow as tf
+    from compat._runtime import lifting, plan
+    with tf.Graph().as_default():
+        built = structure(tf)
+        lifted = lifting.lift(built, plan.stage_of, "test")
+        assert [tensor.name for tensor in lifted.outputs] == [
+            tensor.name for tensor in tf.nest.flatten(built, expand_composites=True)]
+        assert lifted.outputs and not lifted.sources
