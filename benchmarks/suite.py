@@ -7,12 +7,14 @@ For each workload (benchmarks/workloads/*.py) three variants run, each in its OW
   tf_data  the best hand-written tf.data equivalent (sequential reads, shuffle, batch, then
            batched parsing where possible, prefetch(1)); eager by default (--tf-data-mode)
 
-Variants are interleaved (run 1: legacy, shim, tf_data; run 2: ...), so machine noise hits all
-alike. Per variant: records/s after the first batch, time to first batch (from the start of
-graph/dataset construction), graph build time (until the batch tensors exist, before the
-Session), the first Session run alone (the initializers; the shim traces its pipelines
-there), and peak RSS (ru_maxrss of the subprocess, TensorFlow included). Reported: medians
-over runs, and medians of the ratios shim/legacy and shim/tf_data taken within each run.
+Variants are interleaved, in an order rotated from run to run (run 1: legacy, shim, tf_data;
+run 2: shim, tf_data, legacy; ...), so machine noise, and whatever a process leaves to the
+next, hits all alike. Per variant: records/s after the first batch, time to first batch
+(from the start of graph/dataset construction), graph build time (until the batch tensors
+exist, before the Session), the first Session run alone (the initializers; the shim traces
+its pipelines there), and peak RSS (ru_maxrss of the subprocess, TensorFlow included).
+Reported: medians over runs, and medians of the ratios shim/legacy and shim/tf_data taken
+within each run.
 A variant that fails is recorded as an error; the suite goes on.
 
     python benchmarks/suite.py                          # all workloads, 3 runs
@@ -153,6 +155,13 @@ def signature_mismatches(measurements: list[dict]) -> dict[str, dict[str, list]]
             if len({json.dumps(sig) for sig in by_variant.values()}) > 1}
 
 
+def run_order(run: int) -> tuple:
+    """The variants in the order run `run` measures them: each first, second and last equally
+    often over runs."""
+    shift = run % len(VARIANTS)
+    return tuple(VARIANTS[shift:]) + tuple(VARIANTS[:shift])
+
+
 def run_suite(config: SuiteConfig, progress: Optional[Callable[[str, dict], None]] = None
               ) -> dict:
     """Prepare data, measure every variant `config.runs` times (interleaved), summarize.
@@ -174,7 +183,7 @@ def run_suite(config: SuiteConfig, progress: Optional[Callable[[str, dict], None
     measurements = []
     for run in range(config.runs):
         for workload in config.workloads:
-            for variant in VARIANTS:  # interleaved: noise hits all three alike
+            for variant in run_order(run):
                 if workload in data_errors:
                     result = {"workload": workload, "variant": variant, "run": run,
                               "ok": False, "error": data_errors[workload]}
