@@ -120,11 +120,8 @@ def _factory(graph_def: graph_pb2.GraphDef, output, name: str):
     body.add_to_graph(graph)
     if not calls:
         return body
-    calling = graph_pb2.GraphDef()
-    calling.versions.CopyFrom(graph_def.versions)
-    calling.library.function.add().CopyFrom(body.definition)
-    calling.node.add(name="made", op=body.name)
-    factory = c_functions.of_graph_def(calling, [], [("made", 0)], name)
+    body_hash = body.name[len(f"{name}_body_"):]
+    factory = c_functions.calling(body.definition, f"{name}_{body_hash}")
     factory.add_to_graph(graph)
     return factory
 
