@@ -180,6 +180,33 @@ def test_one_shot_factory_copies_what_tf_copies(mapped, shim):
     assert want == got
 
 
+@pytest.mark.parametrize("callee_returns", ["dataset", "shuffled dataset", "constant"])
+def test_calling_function_is_the_one_made_in_c(callee_returns, shim):
+    """`c_functions.calling` writes the FunctionDef that TF_GraphToFunction makes of a GraphDef
+    whose one node calls the callee (what a mapped pipeline's factory was made from)."""
+    import tensorflow as real_tf
+    from tensorflow.core.framework import graph_pb2
+    from compat._runtime import c_functions
+
+    with real_tf.Graph().as_default() as graph:
+        tf = real_tf.compat.v1
+        if callee_returns == "constant":
+            returned = tf.constant([1, 2])
+        else:
+            dataset = tf.data.Dataset.range(4)
+            if callee_returns == "shuffled dataset":
+                dataset = dataset.shuffle(4)
+            returned = dataset._variant_tensor  # pylint: disable=protected-access
+        callee = c_functions.of_graph_def(graph.as_graph_def(), [], [(returned.op.name, 0)],
+                                          "callee").definition
+    calling = graph_pb2.GraphDef()
+    calling.library.function.add().CopyFrom(callee)
+    calling.node.add(name="made", op=callee.signature.name)
+    want = c_functions.of_graph_def(calling, [], [("made", 0)], "caller").definition
+    got = c_functions.calling(callee, want.signature.name).definition
+    assert got == want
+
+
 @pytest.mark.parametrize("source", ["placeholder", "stateful op"])
 def test_one_shot_factory_refuses_what_tf_refuses(source, shim):
     """What make_one_shot_iterator cannot copy (a placeholder, a stateful op) fails with its
