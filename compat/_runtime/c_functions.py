@@ -1,6 +1,7 @@
 """Graph functions made in C from a GraphDef, without TF's Python function builders (Defun,
 tf.function), which create a Python object per op and trace the body in Python: ~1-3 ms per
-function, most of a small pipeline's first Session run."""
+function, most of a small pipeline's first Session run. A function of one call
+(`calling`) is written as a FunctionDef directly."""
 from __future__ import annotations
 
 import tensorflow as tf

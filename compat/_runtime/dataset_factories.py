@@ -10,7 +10,9 @@ Grappler. At a fetch's first run the Session's grappler optimizes every function
 reaches but tf.data's own, and a factory, the whole dataset graph, took it 10-20 ms with
 nothing to gain. So the ops that make the dataset go into a function marked as tf.data marks
 its functions (and not to be inlined), which a one-node function calls: grappler optimizes
-that one node (~1 ms). Optimizing it matters: grappler marks the functions that tf.data
+that one node (~1 ms). That one-node function is written as a FunctionDef
+(`c_functions.calling`), not made in C from a GraphDef whose library would carry the whole
+body once more. Optimizing it matters: grappler marks the functions that tf.data
 functions call (the user's ops, see `lifting.called_as_function`) as tf.data's too, and forgets
 that mark only when a pass over the library changed a function; its next pass then optimizes
 the user's ops as TF1's Session optimizes them (tests/runtime/test_float_exactness.py checks
