@@ -20,15 +20,50 @@ from tensorflow.python.framework import tensor_util as _tensor_util
 from tensorflow.python.ops import gen_dataset_ops
 from tensorflow.python.ops import gen_experimental_dataset_ops
 
-from compat._runtime import pull_maps
+from compat._runtime import pull_maps, written_datasets
 
 
 def batched(dataset: tf.data.Dataset, batch_size, drop_remainder) -> tf.data.Dataset:
     """`dataset.batch(batch_size, drop_remainder)`, fused with the map it follows, if any."""
+    written = _written_batch(dataset, batch_size, drop_remainder)
+    if written is not None:
+        return written
     if type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset,  # pylint: disable=protected-access
                          pull_maps.WrittenMapDataset):
         return _MapAndBatchDataset(dataset, batch_size, drop_remainder)
     return _ParallelCopyBatchDataset(dataset, batch_size, drop_remainder)
+
+
+def _written_batch(dataset, batch_size, drop_remainder):
+    """`batched`'s dataset written (see `written_datasets`), for a batch size and
+    drop_remainder given as Python values; else None."""
+    if (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+            or not isinstance(drop_remainder, bool) or not written_datasets.can_write()):
+        return None
+    def spec_of(element_spec):
+        return tf.nest.map_structure(
+            lambda spec: spec._batch(batch_size if drop_remainder else None), element_spec)  # pylint: disable=protected-access
+    arguments = [written_datasets.constant(batch_size, tf.int64)]
+    if type(dataset) is pull_maps.WrittenMapDataset:  # pylint: disable=unidiomatic-typecheck
+        element_spec = spec_of(dataset._map_func.output_structure)  # pylint: disable=protected-access
+        attrs = written_datasets.structure_attrs(element_spec)
+        attrs.update(f=written_datasets.function_attr(dataset._map_func.function),  # pylint: disable=protected-access
+                     Targuments=written_datasets.no_arguments(),
+                     preserve_cardinality=written_datasets.flag(dataset._preserve_cardinality))  # pylint: disable=protected-access
+        upstream = dataset._input_dataset  # pylint: disable=protected-access
+        arguments.append(written_datasets.constant(dataset.parallel_calls or 1, tf.int64))
+        op, functions = "MapAndBatchDataset", [dataset._map_func]  # pylint: disable=protected-access
+    elif type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset):  # pylint: disable=protected-access
+        return None
+    else:
+        element_spec = spec_of(dataset.element_spec)
+        attrs = written_datasets.structure_attrs(element_spec)
+        attrs["parallel_copy"] = written_datasets.flag(True)
+        upstream, op, functions = dataset, "BatchDatasetV2", []
+    arguments.append(written_datasets.constant(drop_remainder, tf.bool))
+    node = written_datasets.Node(op, [written_datasets.variant_input(upstream)] + arguments,
+                                 attrs)
+    return written_datasets.WrittenDataset(node, element_spec, [upstream], functions)
 
 
 def _batched_spec(element_spec, batch_size, drop_remainder):
@@ -70,7 +105,9 @@ class _MapAndBatchDataset(_dataset_ops.UnaryDataset):
         self._input_dataset, self._name = input_dataset, None
         self._map_func = map_dataset._map_func  # pylint: disable=protected-access
         batch_size, drop_remainder = _batch_arguments(batch_size, drop_remainder)
-        calls = getattr(map_dataset, "_num_parallel_calls", 1)
+        calls = getattr(map_dataset, "_num_parallel_calls", None)
+        if calls is None:  # a written map
+            calls = getattr(map_dataset, "parallel_calls", None) or 1
         self._structure = _batched_spec(self._map_func.output_structure, batch_size,
                                         drop_remainder)
         variant_tensor = gen_experimental_dataset_ops.map_and_batch_dataset(

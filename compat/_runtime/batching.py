@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from compat._runtime import (arguments, batch_fusion, build_context, datasets, element_source,
-                             fed_batches, plan, unit_maps, vectorize)
+                             fed_batches, plan, unit_maps, vectorize, written_datasets)
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -381,7 +381,8 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
         def computed_ahead(dataset):
             # TF1's runner threads fill the batch queue up to `capacity` between runs; a
             # shuffling queue's buffer already holds what TF1's holds.
-            return dataset if shuffle is not None else dataset.prefetch(capacity)
+            return (dataset if shuffle is not None
+                    else written_datasets.prefetched(dataset, capacity))
 
         def batches():
             dataset = None
@@ -391,7 +392,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
                                               default_name, consumers[0])
             if dataset is None:
                 dataset = batch_of(elements(), static_batch_size)
-            return dataset.prefetch(_PREFETCH_BATCHES)
+            return written_datasets.prefetched(dataset, _PREFETCH_BATCHES)
 
         if static_batch_size is None:
             dequeued = fed_batches.batches_of_fed_size(

@@ -9,7 +9,7 @@ from tensorflow.python.data.ops import (concatenate_op, flat_map_op, from_tensor
 from tensorflow.python.data.ops import readers as _readers
 from tensorflow.python.data.ops import unbatch_op as _unbatch_op
 
-from compat._runtime import build_context
+from compat._runtime import build_context, written_datasets
 
 
 def unbatched(dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -18,6 +18,9 @@ def unbatched(dataset: tf.data.Dataset) -> tf.data.Dataset:
     tf.data's unbatch first maps every element through a function that re-encodes sparse and
     ragged components; for dense ones it is an identity that still costs a traced function,
     its instantiation, and a call per element (and, inside a flat_map, per file)."""
+    written = written_datasets.unbatched(dataset)
+    if written is not None:
+        return written
     if all(isinstance(spec, tf.TensorSpec) for spec in tf.nest.flatten(dataset.element_spec)):
         return _unbatch_op._UnbatchDataset(dataset)  # pylint: disable=protected-access
     return dataset.unbatch()

@@ -53,7 +53,8 @@ from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
 from compat._runtime import (build_context, dataset_factories, graph_hooks,
-                             prepared_functions, pull_maps, session_runs, stage_iterators)
+                             prepared_functions, pull_maps, session_runs, stage_iterators,
+                             written_datasets)
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,7 @@ def _taken_as(dataset, on_demand) -> tf.data.Dataset:
     taking elements only when asked if `on_demand` (see `Stage`) says so."""
     dataset = stage_iterators.with_pipeline_options(dataset)
     if on_demand() if callable(on_demand) else on_demand:
-        return dataset.with_options(stage_iterators.on_demand_options())
+        return written_datasets.with_options(dataset, stage_iterators.on_demand_options())
     return dataset
 
 

@@ -15,7 +15,7 @@ import tensorflow as tf
 from tensorflow.python.framework import tensor_util
 
 from compat._runtime import (arguments, build_context, datasets, element_source, epoch_maps,
-                             plan)
+                             plan, written_datasets)
 from compat._runtime.graph_mode import require_graph_mode
 from compat._runtime.stage_queue import StageQueue
 
@@ -132,8 +132,9 @@ def _epochs(input_tensor, element_shape, num_epochs, shuffle_seeds, consumer):
             # run): only the shuffle, if any, is applied per epoch.
             rows = value if value is input_tensor else tf.constant(value, input_tensor.dtype)
             if shuffle_seeds is None:
-                return tf.data.Dataset.from_tensor_slices(rows).repeat(num_epochs)
-            epochs = tf.data.Dataset.from_tensors(rows).repeat(num_epochs)
+                return written_datasets.repeated(written_datasets.from_tensor_slices(rows),
+                                                 num_epochs)
+            epochs = written_datasets.repeated(written_datasets.from_tensors(rows), num_epochs)
             written = epoch_maps.written_shuffles(epochs, shuffle_seeds)
             if written is not None:
                 return datasets.unbatched(written)

@@ -33,7 +33,7 @@ from tensorflow.python.framework import func_graph as _func_graph
 from tensorflow.python.framework import function as legacy_function
 from tensorflow.python.ops import gen_dataset_ops
 
-from compat._runtime import build_context, c_functions
+from compat._runtime import build_context, c_functions, written_datasets
 
 TICK = tf.TensorSpec([], tf.int32)  # from_tensors(0)'s element
 
@@ -158,36 +158,31 @@ class _MadeFunction:
         self.output_structure = output_structure
 
 
-class WrittenMapDataset(_dataset_ops.UnaryDataset):
+class WrittenMapDataset(written_datasets.WrittenDataset):
     """`_MapDataset` (or a deterministic `_ParallelMapDataset`, given `parallel_calls`) with
     its function made, not traced: the same op and attributes, and a map as `batch_fusion`
-    fuses it."""
+    fuses it. Written (see `written_datasets`)."""
 
     def __init__(self, input_dataset, function: _Called, element_spec, *,
                  preserve_cardinality: bool, parallel_calls: int | None = None):
-        self._input_dataset, self._name = input_dataset, None
+        self._input_dataset = input_dataset
         self._map_func = _MadeFunction(function, element_spec)
         self._preserve_cardinality = preserve_cardinality
-        common = dict(use_inter_op_parallelism=True, preserve_cardinality=preserve_cardinality,
-                      **self._common_args)
+        self.parallel_calls = parallel_calls
+        attrs = written_datasets.structure_attrs(element_spec)
+        attrs.update(f=written_datasets.function_attr(function),
+                     Targuments=written_datasets.no_arguments(),
+                     use_inter_op_parallelism=written_datasets.flag(True),
+                     preserve_cardinality=written_datasets.flag(preserve_cardinality))
+        inputs = [written_datasets.variant_input(input_dataset)]
         if parallel_calls is None:
-            variant_tensor = gen_dataset_ops.map_dataset(
-                input_dataset._variant_tensor, [], f=function, **common)  # pylint: disable=protected-access
+            node = written_datasets.Node("MapDataset", inputs, attrs)
         else:
-            self._num_parallel_calls = tf.convert_to_tensor(parallel_calls, tf.int64,
-                                                            name="num_parallel_calls")
-            variant_tensor = gen_dataset_ops.parallel_map_dataset_v2(
-                input_dataset._variant_tensor, [], f=function,  # pylint: disable=protected-access
-                num_parallel_calls=self._num_parallel_calls, deterministic="true", **common)
+            inputs.append(written_datasets.constant(parallel_calls, tf.int64))
+            attrs["deterministic"] = attr_value_pb2.AttrValue(s=b"true")
+            node = written_datasets.Node("ParallelMapDatasetV2", inputs, attrs)
         # force_synchronous (TF 2.18+) and use_unbounded_threadpool left at their defaults
-        super().__init__(input_dataset, variant_tensor)
-
-    def _functions(self):
-        return [self._map_func]
-
-    @property
-    def element_spec(self):
-        return self._map_func.output_structure
+        super().__init__(node, element_spec, [input_dataset], [self._map_func])
 
 
 def function_definition(iterator_attrs: dict, attributes: dict) -> function_pb2.FunctionDef:

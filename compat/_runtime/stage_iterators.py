@@ -7,7 +7,7 @@ from tensorflow.python.data.ops import iterator_ops as _iterator_ops
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.ops import gen_dataset_ops
 
-from compat._runtime import build_context, dataset_factories
+from compat._runtime import build_context, dataset_factories, written_datasets
 
 
 _UNBUILT = ("compat.v1: this pipeline was not built before its graph ran (a graph run in a "
@@ -103,7 +103,7 @@ def with_pipeline_options(dataset: tf.data.Dataset) -> tf.data.Dataset:
     options.experimental_optimization.apply_default_optimizations = False
     options.experimental_optimization.inject_prefetch = False
     options.autotune.enabled = False
-    return dataset.with_options(options)
+    return written_datasets.with_options(dataset, options)
 
 
 def tf1_threading(options: tf.data.Options) -> tf.data.Options:
