@@ -43,7 +43,7 @@ def _written_batch(dataset, batch_size, drop_remainder):
     def spec_of(element_spec):
         return tf.nest.map_structure(
             lambda spec: spec._batch(batch_size if drop_remainder else None), element_spec)  # pylint: disable=protected-access
-    arguments = [written_datasets.constant(batch_size, tf.int64)]
+    arguments = [written_datasets.constant(batch_size, tf.int64, "batch_size")]
     if type(dataset) is pull_maps.WrittenMapDataset:  # pylint: disable=unidiomatic-typecheck
         element_spec = spec_of(dataset._map_func.output_structure)  # pylint: disable=protected-access
         attrs = written_datasets.structure_attrs(element_spec)
@@ -51,7 +51,8 @@ def _written_batch(dataset, batch_size, drop_remainder):
                      Targuments=written_datasets.no_arguments(),
                      preserve_cardinality=written_datasets.flag(dataset._preserve_cardinality))  # pylint: disable=protected-access
         upstream = dataset._input_dataset  # pylint: disable=protected-access
-        arguments.append(written_datasets.constant(dataset.parallel_calls or 1, tf.int64))
+        arguments.append(written_datasets.constant(dataset.parallel_calls or 1, tf.int64,
+                                                    "num_parallel_calls"))
         op, functions = "MapAndBatchDataset", [dataset._map_func]  # pylint: disable=protected-access
     elif type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset):  # pylint: disable=protected-access
         return None
@@ -60,7 +61,7 @@ def _written_batch(dataset, batch_size, drop_remainder):
         attrs = written_datasets.structure_attrs(element_spec)
         attrs["parallel_copy"] = written_datasets.flag(True)
         upstream, op, functions = dataset, "BatchDatasetV2", []
-    arguments.append(written_datasets.constant(drop_remainder, tf.bool))
+    arguments.append(written_datasets.constant(drop_remainder, tf.bool, "drop_remainder"))
     node = written_datasets.Node(op, [written_datasets.variant_input(upstream)] + arguments,
                                  attrs)
     return written_datasets.WrittenDataset(node, element_spec, [upstream], functions)
@@ -105,9 +106,7 @@ class _MapAndBatchDataset(_dataset_ops.UnaryDataset):
         self._input_dataset, self._name = input_dataset, None
         self._map_func = map_dataset._map_func  # pylint: disable=protected-access
         batch_size, drop_remainder = _batch_arguments(batch_size, drop_remainder)
-        calls = getattr(map_dataset, "_num_parallel_calls", None)
-        if calls is None:  # a written map
-            calls = getattr(map_dataset, "parallel_calls", None) or 1
+        calls = getattr(map_dataset, "_num_parallel_calls", 1)
         self._structure = _batched_spec(self._map_func.output_structure, batch_size,
                                         drop_remainder)
         variant_tensor = gen_experimental_dataset_ops.map_and_batch_dataset(

@@ -178,11 +178,14 @@ class WrittenMapDataset(written_datasets.WrittenDataset):
         if parallel_calls is None:
             node = written_datasets.Node("MapDataset", inputs, attrs)
         else:
-            inputs.append(written_datasets.constant(parallel_calls, tf.int64))
+            inputs.append(written_datasets.constant(parallel_calls, tf.int64,
+                                                    "num_parallel_calls"))
             attrs["deterministic"] = attr_value_pb2.AttrValue(s=b"true")
             node = written_datasets.Node("ParallelMapDatasetV2", inputs, attrs)
         # force_synchronous (TF 2.18+) and use_unbounded_threadpool left at their defaults
         super().__init__(node, element_spec, [input_dataset], [self._map_func])
+        if node.made_in_place and parallel_calls is not None:
+            self._num_parallel_calls = node.inputs[1].tensor()  # the fused batch's too
 
 
 def function_definition(iterator_attrs: dict, attributes: dict) -> function_pb2.FunctionDef:

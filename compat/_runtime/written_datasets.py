@@ -34,11 +34,12 @@ class Node:
     `colocated`: with its first input, as tf.data colocates a prefetch and options with
     theirs. Its output 0 is made (`tensor`) at most once."""
 
-    __slots__ = ("op", "inputs", "attrs", "colocated", "scope", "graph", "made_in_place",
-                 "_made")
+    __slots__ = ("op", "inputs", "attrs", "colocated", "name", "scope", "graph",
+                 "made_in_place", "_made")
 
-    def __init__(self, op: str, inputs, attrs: dict, colocated: bool = False):
+    def __init__(self, op: str, inputs, attrs: dict, colocated: bool = False, name=None):
         self.op, self.inputs, self.attrs, self.colocated = op, tuple(inputs), attrs, colocated
+        self.name = name or op  # as tf.data names the op
         self.graph = tf.compat.v1.get_default_graph()
         self.scope = self.graph.get_name_scope()
         self._made, self.made_in_place = None, False
@@ -48,7 +49,7 @@ class Node:
         inputs = [value.tensor() if isinstance(value, Node) else value for value in self.inputs]
         with (self.graph.colocate_with(inputs[0].op) if self.colocated
               else contextlib.nullcontext()):
-            op = self.graph._create_op_internal(self.op, inputs, name=self.op, attrs=self.attrs)  # pylint: disable=protected-access
+            op = self.graph._create_op_internal(self.op, inputs, name=self.name, attrs=self.attrs)  # pylint: disable=protected-access
         self._made, self.made_in_place = op.outputs[0], True
 
     def tensor(self) -> tf.Tensor:
@@ -62,7 +63,7 @@ class Node:
                     graph.name_scope(self.scope + "/" if self.scope else None), \
                     (graph.colocate_with(inputs[0].op) if self.colocated
                      else contextlib.nullcontext()):
-                op = graph._create_op_internal(self.op, inputs, name=self.op,  # pylint: disable=protected-access
+                op = graph._create_op_internal(self.op, inputs, name=self.name,  # pylint: disable=protected-access
                                                attrs=self.attrs)
             self._made = op.outputs[0]
         return self._made
@@ -138,7 +139,7 @@ def variant_input(dataset):
     return dataset._variant_tensor  # pylint: disable=protected-access
 
 
-def constant(value, dtype: tf.DType) -> Node:
+def constant(value, dtype: tf.DType, name: str) -> Node:
     """A scalar Const node."""
     proto = tensor_pb2.TensorProto(dtype=dtype.as_datatype_enum, tensor_shape={})
     if dtype == tf.bool:
@@ -146,7 +147,7 @@ def constant(value, dtype: tf.DType) -> Node:
     else:
         proto.int64_val.append(value)
     return Node("Const", (), {"dtype": attr_value_pb2.AttrValue(type=dtype.as_datatype_enum),
-                               "value": attr_value_pb2.AttrValue(tensor=proto)})
+                               "value": attr_value_pb2.AttrValue(tensor=proto)}, name=name)
 
 
 def structure_attrs(element_spec, types_key: str = "output_types") -> dict:
@@ -202,7 +203,7 @@ def repeated(dataset: tf.data.Dataset, count) -> tf.data.Dataset:
     if not can_write():
         return dataset.repeat(count)
     node = Node("RepeatDataset", [variant_input(dataset),
-                                   constant(-1 if count is None else count, tf.int64)],
+                                   constant(-1 if count is None else count, tf.int64, "count")],
                  structure_attrs(dataset.element_spec))
     return WrittenDataset(node, dataset.element_spec, [dataset])
 
@@ -232,7 +233,7 @@ def prefetched(dataset: tf.data.Dataset, buffer_size: int) -> tf.data.Dataset:
     attrs = structure_attrs(dataset.element_spec)
     attrs["slack_period"] = attr_value_pb2.AttrValue(i=0)
     attrs["legacy_autotune"] = flag(False)
-    node = Node("PrefetchDataset", [variant_input(dataset), constant(buffer_size, tf.int64)],
+    node = Node("PrefetchDataset", [variant_input(dataset), constant(buffer_size, tf.int64, "buffer_size")],
                  attrs, colocated=True)
     return WrittenDataset(node, dataset.element_spec, [dataset])
 

@@ -44,7 +44,12 @@ def written_then_traced(legacy, shim, build, program, monkeypatch, writer, libra
     """`program` (`build`, maybe on several devices) run with the shim as it is, then with
     `writer` ((module, name) of the function that writes the map) writing nothing, so
     that the map is traced; both streams checked equal to TF1's stream of `build`. Returns
-    TF1's stream, and `library(graph)` of the written and of the traced run."""
+    TF1's stream, and `library(graph)` of the written and of the traced run. Both runs
+    create their dataset ops in the graph, as tf.data does (`written_datasets.can_write`
+    false), for `library` to compare (test_written_datasets compares the factories written
+    without them)."""
+    from compat._runtime import written_datasets
+    monkeypatch.setattr(written_datasets, "can_write", lambda: False)
     expected, _ = run_in_graph(legacy, build)
     written_stream, written_graph = run_in_graph(shim, program)
     monkeypatch.setattr(*writer, lambda *args, **kwargs: None)
