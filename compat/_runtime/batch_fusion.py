@@ -9,7 +9,8 @@ directly and turns the rewrite pass off (`stage_iterators.with_pipeline_options`
 identity maps that pass also removed are not built, see `datasets.unless_identity`).
 
 The ops are those the rewrites would put there, with the same inputs and attributes, so
-the elements and their order are the same.
+the elements and their order are the same. A batch of a size known at graph construction,
+over anything but a map tf.data traced, is written (`written_datasets`).
 """
 from __future__ import annotations
 
@@ -35,29 +36,30 @@ def batched(dataset: tf.data.Dataset, batch_size, drop_remainder) -> tf.data.Dat
 
 
 def _written_batch(dataset, batch_size, drop_remainder):
-    """`batched`'s dataset written (see `written_datasets`), for a batch size and
-    drop_remainder given as Python values; else None."""
+    """`batched`'s dataset written (see `written_datasets`): for a batch size and
+    drop_remainder given as Python values, over a written map or any dataset but a traced
+    map; else None."""
     if (isinstance(batch_size, bool) or not isinstance(batch_size, int)
             or not isinstance(drop_remainder, bool) or not written_datasets.can_write()):
         return None
-    def spec_of(element_spec):
-        return tf.nest.map_structure(
-            lambda spec: spec._batch(batch_size if drop_remainder else None), element_spec)  # pylint: disable=protected-access
+    size = batch_size if drop_remainder else None
     arguments = [written_datasets.constant(batch_size, tf.int64, "batch_size")]
     if type(dataset) is pull_maps.WrittenMapDataset:  # pylint: disable=unidiomatic-typecheck
-        element_spec = spec_of(dataset._map_func.output_structure)  # pylint: disable=protected-access
+        map_func = dataset._map_func  # pylint: disable=protected-access
+        element_spec = tf.nest.map_structure(lambda spec: spec._batch(size),  # pylint: disable=protected-access
+                                             map_func.output_structure)
         attrs = written_datasets.structure_attrs(element_spec)
-        attrs.update(f=written_datasets.function_attr(dataset._map_func.function),  # pylint: disable=protected-access
+        attrs.update(f=written_datasets.function_attr(map_func.function),
                      Targuments=written_datasets.no_arguments(),
                      preserve_cardinality=written_datasets.flag(dataset._preserve_cardinality))  # pylint: disable=protected-access
-        upstream = dataset._input_dataset  # pylint: disable=protected-access
         arguments.append(written_datasets.constant(dataset.parallel_calls or 1, tf.int64,
-                                                    "num_parallel_calls"))
-        op, functions = "MapAndBatchDataset", [dataset._map_func]  # pylint: disable=protected-access
+                                                   "num_parallel_calls"))
+        upstream, op, functions = dataset._input_dataset, "MapAndBatchDataset", [map_func]  # pylint: disable=protected-access
     elif type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset):  # pylint: disable=protected-access
         return None
     else:
-        element_spec = spec_of(dataset.element_spec)
+        element_spec = tf.nest.map_structure(lambda spec: spec._batch(size),  # pylint: disable=protected-access
+                                             dataset.element_spec)
         attrs = written_datasets.structure_attrs(element_spec)
         attrs["parallel_copy"] = written_datasets.flag(True)
         upstream, op, functions = dataset, "BatchDatasetV2", []

@@ -3,7 +3,8 @@ in C from GraphDefs (see `c_functions`).
 
 TF's `make_one_shot_iterator` copies the dataset's ops into a Defun one Python op at a time
 (~0.15 ms an op, ~3-5 ms a pipeline, 20-40 ms for an Inception-style input's streams); here
-the same ops go in as one GraphDef. Also here: the stand-ins of iterators that must fail when
+the same ops go in as one GraphDef: copied from the graph, or, for the shim's own steps,
+written without ever being created there (`written_datasets`). Also here: the stand-ins of iterators that must fail when
 run, made once per process, and the factory that creates a shared stream's iterator.
 
 Grappler. At a fetch's first run the Session's grappler optimizes every function the fetch

@@ -22,11 +22,24 @@ import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2, graph_pb2, tensor_pb2
 from tensorflow.python.data.ops import dataset_ops as _dataset_ops
 from tensorflow.python.data.ops import options as _options_lib
+from tensorflow.python.data.ops import prefetch_op as _prefetch_op
 from tensorflow.python.data.util import structure as _structure
 
 from compat._runtime import build_context
 
 _NO_METADATA = b""  # an unnamed dataset's serialized `Metadata`
+
+
+def _passes(function, keyword: str) -> bool:
+    """Whether `function`'s code passes `keyword` to a call."""
+    code = function.__code__
+    return any(isinstance(const, tuple) and keyword in const for const in code.co_consts)
+
+
+# TF 2.18's prefetch sets `legacy_autotune` (false for a given size); 2.15's leaves the op's
+# default, true.
+_PREFETCH_SETS_LEGACY_AUTOTUNE = _passes(_prefetch_op._PrefetchDataset.__init__,  # pylint: disable=protected-access
+                                         "legacy_autotune")
 
 
 class Node:
@@ -45,8 +58,15 @@ class Node:
         self._made, self.made_in_place = None, False
 
     def make_in_place(self) -> None:
-        """Create the op now, in the current context, as tf.data would have."""
-        inputs = [value.tensor() if isinstance(value, Node) else value for value in self.inputs]
+        """Create the op now, in the current context, as tf.data would have: its own
+        arguments (constants) with it, its input datasets as they are made."""
+        inputs = []
+        for value in self.inputs:
+            if isinstance(value, Node):
+                if value.op == "Const" and value._made is None:
+                    value.make_in_place()
+                value = value.tensor()
+            inputs.append(value)
         with (self.graph.colocate_with(inputs[0].op) if self.colocated
               else contextlib.nullcontext()):
             op = self.graph._create_op_internal(self.op, inputs, name=self.name, attrs=self.attrs)  # pylint: disable=protected-access
@@ -175,6 +195,10 @@ def no_arguments() -> attr_value_pb2.AttrValue:
     return value
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def flag(value: bool) -> attr_value_pb2.AttrValue:
     return attr_value_pb2.AttrValue(b=value)
 
@@ -185,7 +209,7 @@ def from_tensors(rows: tf.Tensor) -> tf.data.Dataset:
         return tf.data.Dataset.from_tensors(rows)
     spec = tf.TensorSpec(rows.shape, rows.dtype)
     return WrittenDataset(Node("TensorDataset", [rows],
-                                structure_attrs(spec, "Toutput_types")), spec)
+                               structure_attrs(spec, "Toutput_types")), spec)
 
 
 def from_tensor_slices(rows: tf.Tensor) -> tf.data.Dataset:
@@ -199,12 +223,13 @@ def from_tensor_slices(rows: tf.Tensor) -> tf.data.Dataset:
 
 
 def repeated(dataset: tf.data.Dataset, count) -> tf.data.Dataset:
-    """`dataset.repeat(count)`, `count` a Python int or None."""
-    if not can_write():
+    """`dataset.repeat(count)`; written for `count` a Python int or None."""
+    if not (count is None or _is_int(count)) or not can_write():
         return dataset.repeat(count)
-    node = Node("RepeatDataset", [variant_input(dataset),
-                                   constant(-1 if count is None else count, tf.int64, "count")],
-                 structure_attrs(dataset.element_spec))
+    node = Node("RepeatDataset",
+                [variant_input(dataset),
+                 constant(-1 if count is None else count, tf.int64, "count")],
+                structure_attrs(dataset.element_spec))
     return WrittenDataset(node, dataset.element_spec, [dataset])
 
 
@@ -223,18 +248,21 @@ def unbatched(dataset: tf.data.Dataset):
         leading = leading.merge_with(spec.shape[0])
     element_spec = tf.nest.map_structure(lambda spec: spec._unbatch(), dataset.element_spec)  # pylint: disable=protected-access
     return WrittenDataset(Node("UnbatchDataset", [variant_input(dataset)],
-                                structure_attrs(element_spec)), element_spec, [dataset])
+                               structure_attrs(element_spec)), element_spec, [dataset])
 
 
-def prefetched(dataset: tf.data.Dataset, buffer_size: int) -> tf.data.Dataset:
-    """`dataset.prefetch(buffer_size)`, `buffer_size` a Python int (not AUTOTUNE)."""
-    if buffer_size < 0 or not can_write():
+def prefetched(dataset: tf.data.Dataset, buffer_size) -> tf.data.Dataset:
+    """`dataset.prefetch(buffer_size)`; written for `buffer_size` a Python int, not
+    AUTOTUNE."""
+    if not _is_int(buffer_size) or buffer_size < 0 or not can_write():
         return dataset.prefetch(buffer_size)
     attrs = structure_attrs(dataset.element_spec)
     attrs["slack_period"] = attr_value_pb2.AttrValue(i=0)
-    attrs["legacy_autotune"] = flag(False)
-    node = Node("PrefetchDataset", [variant_input(dataset), constant(buffer_size, tf.int64, "buffer_size")],
-                 attrs, colocated=True)
+    if _PREFETCH_SETS_LEGACY_AUTOTUNE:
+        attrs["legacy_autotune"] = flag(False)
+    node = Node("PrefetchDataset",
+                [variant_input(dataset), constant(buffer_size, tf.int64, "buffer_size")],
+                attrs, colocated=True)
     return WrittenDataset(node, dataset.element_spec, [dataset])
 
 
@@ -246,7 +274,7 @@ def with_options(dataset: tf.data.Dataset, options: tf.data.Options) -> tf.data.
     attrs["serialized_options"] = attr_value_pb2.AttrValue(
         s=options._to_proto().SerializeToString())  # pylint: disable=protected-access
     written = WrittenDataset(Node("OptionsDataset", [variant_input(dataset)], attrs,
-                                   colocated=True), dataset.element_spec, [dataset])
+                                  colocated=True), dataset.element_spec, [dataset])
     merged = dataset._options_attr  # pylint: disable=protected-access
     merged = options if merged is _EMPTY_OPTIONS else merged.merge(options)
     merged._set_mutable(False)  # pylint: disable=protected-access
