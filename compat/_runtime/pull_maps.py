@@ -26,7 +26,6 @@ from typing import Callable
 
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2, function_pb2
-from tensorflow.python.data.ops import dataset_ops as _dataset_ops
 from tensorflow.python.data.ops import map_op as _map_op
 from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.framework import func_graph as _func_graph
