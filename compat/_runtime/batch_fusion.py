@@ -40,30 +40,28 @@ def _written_batch(dataset, batch_size, drop_remainder):
     drop_remainder given as Python values, over a written map or any dataset but a traced
     map; else None."""
     if (isinstance(batch_size, bool) or not isinstance(batch_size, int)
-            or not isinstance(drop_remainder, bool) or not written_datasets.can_write()):
+            or not isinstance(drop_remainder, bool)
+            or type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset)  # pylint: disable=protected-access
+            or not written_datasets.can_write()):
         return None
-    size = batch_size if drop_remainder else None
     arguments = [written_datasets.constant(batch_size, tf.int64, "batch_size")]
     if type(dataset) is pull_maps.WrittenMapDataset:  # pylint: disable=unidiomatic-typecheck
         map_func = dataset._map_func  # pylint: disable=protected-access
-        element_spec = tf.nest.map_structure(lambda spec: spec._batch(size),  # pylint: disable=protected-access
-                                             map_func.output_structure)
-        attrs = written_datasets.structure_attrs(element_spec)
-        attrs.update(f=written_datasets.function_attr(map_func.function),
+        upstream, op, functions = dataset._input_dataset, "MapAndBatchDataset", [map_func]  # pylint: disable=protected-access
+        element_spec = map_func.output_structure
+        attrs = dict(f=written_datasets.function_attr(map_func.function),
                      Targuments=written_datasets.no_arguments(),
                      preserve_cardinality=written_datasets.flag(dataset._preserve_cardinality))  # pylint: disable=protected-access
         arguments.append(written_datasets.constant(dataset.parallel_calls or 1, tf.int64,
                                                    "num_parallel_calls"))
-        upstream, op, functions = dataset._input_dataset, "MapAndBatchDataset", [map_func]  # pylint: disable=protected-access
-    elif type(dataset) in (_map_op._MapDataset, _map_op._ParallelMapDataset):  # pylint: disable=protected-access
-        return None
     else:
-        element_spec = tf.nest.map_structure(lambda spec: spec._batch(size),  # pylint: disable=protected-access
-                                             dataset.element_spec)
-        attrs = written_datasets.structure_attrs(element_spec)
-        attrs["parallel_copy"] = written_datasets.flag(True)
         upstream, op, functions = dataset, "BatchDatasetV2", []
+        element_spec = dataset.element_spec
+        attrs = dict(parallel_copy=written_datasets.flag(True))
     arguments.append(written_datasets.constant(drop_remainder, tf.bool, "drop_remainder"))
+    size = batch_size if drop_remainder else None
+    element_spec = tf.nest.map_structure(lambda spec: spec._batch(size), element_spec)  # pylint: disable=protected-access
+    attrs.update(written_datasets.structure_attrs(element_spec))
     node = written_datasets.Node(op, [written_datasets.variant_input(upstream)] + arguments,
                                  attrs)
     return written_datasets.WrittenDataset(node, element_spec, [upstream], functions)

@@ -90,19 +90,22 @@ def _by_value(dataset: tf.data.Dataset) -> tuple[graph_pb2.GraphDef, tuple] | No
     if debug_mode.DEBUG_MODE:
         return None
     if written_datasets.is_written(dataset):
-        written = (written_datasets.graph_def(dataset, _copied_ops)
+        written = (written_datasets.node_defs(dataset, _copied_ops)
                    if dataset._graph is graph else None)  # pylint: disable=protected-access
-        return None if written is None else (written[0], (written[1], 0))
-    variant = dataset._variant_tensor  # pylint: disable=protected-access
-    if variant.graph is not graph:
-        return None
-    copies = _copied_ops([variant])
-    if copies is None:
-        return None
+        if written is None:
+            return None
+        nodes, output = written[0], (written[1], 0)
+    else:
+        variant = dataset._variant_tensor  # pylint: disable=protected-access
+        if variant.graph is not graph:
+            return None
+        nodes, output = _copied_ops([variant]), (variant.op.name, variant.value_index)
+        if nodes is None:
+            return None
     graph_def = graph_pb2.GraphDef()
-    graph_def.versions.CopyFrom(variant.graph.graph_def_versions)
-    graph_def.node.extend(copies)
-    return graph_def, (variant.op.name, variant.value_index)
+    graph_def.versions.CopyFrom(graph.graph_def_versions)
+    graph_def.node.extend(nodes)
+    return graph_def, output
 
 
 def _copied_ops(tensors) -> list | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2, graph_pb2, tensor_pb2
+from tensorflow.core.framework import attr_value_pb2, node_def_pb2, tensor_pb2
 from tensorflow.python.data.ops import dataset_ops as _dataset_ops
 from tensorflow.python.data.ops import options as _options_lib
 from tensorflow.python.data.ops import prefetch_op as _prefetch_op
@@ -67,10 +67,7 @@ class Node:
                     value.make_in_place()
                 value = value.tensor()
             inputs.append(value)
-        with (self.graph.colocate_with(inputs[0].op) if self.colocated
-              else contextlib.nullcontext()):
-            op = self.graph._create_op_internal(self.op, inputs, name=self.name, attrs=self.attrs)  # pylint: disable=protected-access
-        self._made, self.made_in_place = op.outputs[0], True
+        self._made, self.made_in_place = self._create(inputs), True
 
     def tensor(self) -> tf.Tensor:
         """Output 0 of the op, created in the graph (with its inputs) the first time."""
@@ -80,13 +77,16 @@ class Node:
             graph = self.graph
             with graph.as_default(), graph.control_dependencies(None), graph.device(None), \
                     graph.colocate_with(None, ignore_existing=True), \
-                    graph.name_scope(self.scope + "/" if self.scope else None), \
-                    (graph.colocate_with(inputs[0].op) if self.colocated
-                     else contextlib.nullcontext()):
-                op = graph._create_op_internal(self.op, inputs, name=self.name,  # pylint: disable=protected-access
-                                               attrs=self.attrs)
-            self._made = op.outputs[0]
+                    graph.name_scope(self.scope + "/" if self.scope else None):
+                self._made = self._create(inputs)
         return self._made
+
+    def _create(self, inputs) -> tf.Tensor:
+        """Output 0 of the op, created now in the current context, from `inputs`."""
+        with (self.graph.colocate_with(inputs[0].op) if self.colocated
+              else contextlib.nullcontext()):
+            return self.graph._create_op_internal(self.op, inputs, name=self.name,  # pylint: disable=protected-access
+                                                  attrs=self.attrs).outputs[0]
 
 
 def can_write() -> bool:
@@ -282,11 +282,11 @@ def with_options(dataset: tf.data.Dataset, options: tf.data.Options) -> tf.data.
     return written
 
 
-def graph_def(dataset: WrittenDataset, copied_ops) -> tuple[graph_pb2.GraphDef, str] | None:
-    """(the GraphDef of the ops that make `dataset`, the name of the node whose output 0 is
-    it), as `dataset_factories._by_value` copies a dataset's ops: the written nodes, and
-    `copied_ops(tensors)`'s copies (a list of NodeDefs, or None: refused) of what the graph's
-    tensors they read need. None where those are refused."""
+def node_defs(dataset: WrittenDataset, copied_ops) -> tuple[list, str] | None:
+    """(the NodeDefs of the ops that make `dataset`, the name of the node whose output 0 is
+    it), as `dataset_factories._by_value` copies a dataset's ops: `copied_ops(tensors)`'s
+    copies (a list of NodeDefs, or None: refused) of what the graph's tensors they read need,
+    then the written nodes. None where those are refused."""
     order, external, seen = [], [], set()
     pending = [(dataset._written_node, False)]  # pylint: disable=protected-access
     while pending:  # depth first, each node after its inputs
@@ -311,11 +311,10 @@ def graph_def(dataset: WrittenDataset, copied_ops) -> tuple[graph_pb2.GraphDef, 
     while any(name.startswith(prefix) for name in taken):
         prefix += "_"
     names = {id(node): f"{prefix}_{index}_{node.op}" for index, node in enumerate(order)}
-    result = graph_pb2.GraphDef()
-    result.versions.CopyFrom(dataset._graph_attr.graph_def_versions)  # pylint: disable=protected-access
-    result.node.extend(copies)
+    result = list(copies)
     for node in order:
-        written = result.node.add(name=names[id(node)], op=node.op)
+        written = node_def_pb2.NodeDef(name=names[id(node)], op=node.op)
+        result.append(written)
         written.input.extend(names[id(value)] if isinstance(value, Node)
                              else _input_name(value) for value in node.inputs)
         for key, value in node.attrs.items():
