@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import run_stream
+from written_functions import datasets_created_as_tf_data_does
 
 _UID = re.compile(r"(__inference_[\w.]+?)_\d+\b")
 _HASHED = re.compile(
@@ -83,9 +84,9 @@ def test_tf_data_functions_are_tf_s_own(build, shim, monkeypatch):
     functions, uids and hashes aside, and the same first batch. (Dataset ops created as
     tf.data creates them both times: see `written_functions.written_then_traced`.)"""
     import tensorflow as real_tf
-    from compat._runtime import dataset_functions, written_datasets
+    from compat._runtime import dataset_functions
 
-    monkeypatch.setattr(written_datasets, "can_write", lambda: False)
+    datasets_created_as_tf_data_does(monkeypatch)
 
     def traced():
         graph = real_tf.Graph()
@@ -283,9 +284,9 @@ def test_written_pulls_are_traced_pulls(one_device, shim, monkeypatch):
     tf.data's trace makes: components of unknown dimensions and rank, prepared for one device
     (a Session's pipelines) or not (`compat.to_dataset`'s)."""
     import tensorflow as real_tf
-    from compat._runtime import build_context, pull_maps, written_datasets
+    from compat._runtime import build_context, pull_maps
 
-    monkeypatch.setattr(written_datasets, "can_write", lambda: False)  # map ops in the graph
+    datasets_created_as_tf_data_does(monkeypatch)  # map ops in the graph
     spec = (real_tf.TensorSpec([None, 3], real_tf.float32), real_tf.TensorSpec([], real_tf.string),
             real_tf.TensorSpec(None, real_tf.int64))
     attrs = dict(shared_name="compat_stream_" + "5" * 32, container="",
@@ -344,9 +345,9 @@ def test_written_fed_dequeues_are_traced_dequeues(kind, one_device, shim, monkey
     with shapes or none, prepared for one device or not; a kernel named as one of the
     trace's own nodes is traced. Either way the build knows it waits on Session runs."""
     import tensorflow as real_tf
-    from compat._runtime import build_context, pull_maps, written_datasets
+    from compat._runtime import build_context, pull_maps
 
-    monkeypatch.setattr(written_datasets, "can_write", lambda: False)  # map ops in the graph
+    datasets_created_as_tf_data_does(monkeypatch)  # map ops in the graph
 
     def built():
         graph = real_tf.Graph()
@@ -412,9 +413,9 @@ def test_readers_of_one_kind_share_one_traced_function(shim, legacy, tmp_path, m
     three (`dataset_functions.reusable`), where TF's path traces three identical ones; the
     records read are TF1's."""
     import tensorflow as real_tf
-    from compat._runtime import dataset_functions, written_datasets
+    from compat._runtime import dataset_functions
 
-    monkeypatch.setattr(written_datasets, "can_write", lambda: False)  # factories alike
+    datasets_created_as_tf_data_does(monkeypatch)  # factories alike
 
     files = []
     for index in range(4):

@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 
 from test_whole_file_reads import write_pngs
-from written_functions import run_in_graph
+from written_functions import UID, datasets_created_as_tf_data_does, run_in_graph
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(600)]
 
 _FACTORY = re.compile(r"_?make_(dataset|shared_iterator)(_body)?_[A-Za-z0-9_-]{11}")
 _DATASET_OP = re.compile(r".*Dataset(V\d)?")
-_UID = re.compile(r"\b(__inference_\w+?)_\d+\b")  # traced functions' names, counted per process
 
 
 # A shared stream's name is drawn anew per graph, and so the hash of a pull naming it.
@@ -25,7 +24,7 @@ _STREAM = re.compile(r"\bcompat_(stream_[0-9a-f]{32}|pull_[0-9a-f]{16})\b")
 
 def _named_alike(text: str) -> str:
     text = _STREAM.sub(lambda match: match.group(1).split("_")[0].upper(), text)
-    return _UID.sub(r"\1_UID", _FACTORY.sub("FACTORY", text))
+    return UID.sub(r"\1_UID", _FACTORY.sub("FACTORY", text))
 
 
 def image_folder(paths):
@@ -141,12 +140,10 @@ def _dataset_ops(graph) -> int:
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_written_factories_are_the_ones_copied_from_tf_data_ops(name, legacy, shim,
                                                                 monkeypatch, tmp_path):
-    from compat._runtime import written_datasets
-
     build = PROGRAMS[name](write_pngs(tmp_path, [3, 5, 4, 6, 2]))
     expected, _ = run_in_graph(legacy, build)
     written_stream, written_graph = run_in_graph(shim, build)
-    monkeypatch.setattr(written_datasets, "can_write", lambda: False)
+    datasets_created_as_tf_data_does(monkeypatch)
     created_stream, created_graph = run_in_graph(shim, build)
     np.testing.assert_equal(written_stream, created_stream)
     if name in TIMED_BY_TF1:

@@ -7,7 +7,7 @@ import numpy as np
 
 from conftest import run_stream
 
-_UID = re.compile(r"\b(__inference_\w+?)_\d+\b")
+UID = re.compile(r"\b(__inference_\w+?)_\d+\b")
 _HASHED = re.compile(
     r"\b((?:_?make_dataset|make_shared_iterator|failing_factory)(?:_body)?_)[A-Za-z0-9_-]{11}\b")
 
@@ -16,7 +16,7 @@ def canonical(text: str, written: re.Pattern, traced: re.Pattern, token: str) ->
     """`text` with the written and the traced function's names both `token`, and the names
     that differ from graph to graph (trace counters, hashes of factories) made alike."""
     text = traced.sub(token, written.sub(token, text))
-    return _HASHED.sub(r"\1HASH", _UID.sub(r"\1_UID", text))
+    return _HASHED.sub(r"\1HASH", UID.sub(r"\1_UID", text))
 
 
 def run_in_graph(tf, program, graph_seed=3):
@@ -40,6 +40,13 @@ def on_devices(build, one_device):
     return program
 
 
+def datasets_created_as_tf_data_does(monkeypatch):
+    """Make the shim create its dataset ops in the graph, as tf.data does, rather than write
+    them (`written_datasets.can_write` false), for the rest of the test."""
+    from compat._runtime import written_datasets
+    monkeypatch.setattr(written_datasets, "can_write", lambda: False)
+
+
 def written_then_traced(legacy, shim, build, program, monkeypatch, writer, library):
     """`program` (`build`, maybe on several devices) run with the shim as it is, then with
     `writer` ((module, name) of the function that writes the map) writing nothing, so
@@ -48,8 +55,7 @@ def written_then_traced(legacy, shim, build, program, monkeypatch, writer, libra
     create their dataset ops in the graph, as tf.data does (`written_datasets.can_write`
     false), for `library` to compare (test_written_datasets compares the factories written
     without them)."""
-    from compat._runtime import written_datasets
-    monkeypatch.setattr(written_datasets, "can_write", lambda: False)
+    datasets_created_as_tf_data_does(monkeypatch)
     expected, _ = run_in_graph(legacy, build)
     written_stream, written_graph = run_in_graph(shim, program)
     monkeypatch.setattr(*writer, lambda *args, **kwargs: None)
