@@ -148,7 +148,7 @@ class _Called:
         c_functions.add_once(self._function, graph)
 
 
-class _MadeFunction:
+class MadeFunction:
     """What a map dataset keeps of its function, as `StructuredFunctionWrapper` has it (see
     `batch_fusion`)."""
 
@@ -165,7 +165,7 @@ class WrittenMapDataset(written_datasets.WrittenDataset):
     def __init__(self, input_dataset, function: _Called, element_spec, *,
                  preserve_cardinality: bool, parallel_calls: int | None = None):
         self._input_dataset = input_dataset
-        self._map_func = _MadeFunction(function, element_spec)
+        self._map_func = MadeFunction(function, element_spec)
         self._preserve_cardinality = preserve_cardinality
         self.parallel_calls = parallel_calls
         attrs = written_datasets.structure_attrs(element_spec)

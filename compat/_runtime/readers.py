@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from compat._runtime import dataset_functions, datasets, plan, record_sources
+from compat._runtime import (dataset_functions, datasets, plan, record_sources,
+                             written_reads)
 from compat._runtime.reader_counters import ReaderCounters
 
 
@@ -81,6 +82,11 @@ class ReaderBase:
     # For a reader that can read the values of a vector of work units with one dataset.
     _values_of_units = None
 
+    def _written_values(self, work_units):
+        """`_records_of` the units' values alone (uncounted), with the function reading a
+        unit written rather than traced (`written_reads`); None where it is traced."""
+        return None
+
     def _values_key(self):
         """What `_values_of_units` depends on besides the units, when nothing else: its
         function is then traced once per graph and key (`dataset_functions.reusable`)."""
@@ -125,8 +131,13 @@ class ReaderBase:
                 if key is not None:
                     values_of_units = dataset_functions.reusable(values_of_units, key)
                 return work_units().batch(_FILES_PER_READER).flat_map(values_of_units)
+            units = work_units()
+            if not self._counting and not _reads_each_file_alone(self._graph):
+                written = self._written_values(units)
+                if written is not None:
+                    return written
             return self._records_of(
-                work_units(), lambda unit, count_records: self._records(
+                units, lambda unit, count_records: self._records(
                     unit, count_records, with_keys=False))
 
         def unit_map(components):
@@ -201,6 +212,11 @@ class TFRecordReader(ReaderBase):
     def _values_of_units(self, filenames):
         return datasets.tfrecords(filenames, self._compression_type)
 
+    def _written_values(self, work_units):
+        """`_records_of` the units' values alone (uncounted), with the function reading a
+        unit written rather than traced (`written_reads`); None where it is traced."""
+        return None
+
     def _values_key(self):
         return type(self), self._compression_type  # a subclass is a kind of its own
 
@@ -228,6 +244,9 @@ class FixedLengthRecordReader(ReaderBase):
                             footer_bytes=footer_bytes or 0, hop_bytes=hop_bytes or 0,
                             encoding=encoding or "")
         self._name = name or "FixedLengthRecordReader"
+
+    def _written_values(self, work_units):
+        return written_reads.fixed_length_values(work_units, **self._layout)
 
     def _records(self, work_unit, count_records, with_keys=True):
         return record_sources.fixed_length_records(work_unit, **self._layout,
