@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from written_functions import canonical, on_devices, run_in_graph, written_then_traced
+from written_functions import (canonical, functions_named, graph_text, on_devices, run_in_graph,
+                               written_then_traced)
 
 _WRITTEN = re.compile(r"\bcompat_epochs_[0-9a-f]{16}\b")
 _TRACED = re.compile(r"\b__inference_Dataset_map_(?:compute|lambda)_\d+\b")
@@ -93,13 +94,10 @@ def _library(graph) -> tuple:
     """The graph's nodes, its functions (sorted) and versions, as canonical text; its map
     ops; and how many epoch maps were written."""
     graph_def = graph.as_graph_def()
-    whole = ([_canonical(str(node)) for node in graph_def.node]
-             + sorted(_canonical(str(function)) for function in graph_def.library.function)
-             + [str(graph_def.versions)])
+    whole = graph_text(graph_def, _canonical)
     maps = [_canonical(str(node)) for node in graph_def.node
             if node.op in ("MapDataset", "ParallelMapDatasetV2")]
-    written = sum(bool(_WRITTEN.fullmatch(function.signature.name))
-                  for function in graph_def.library.function)
+    written = functions_named(graph_def, _WRITTEN)
     return whole, maps, written
 
 
@@ -221,11 +219,8 @@ def _shuffle_maps(graph) -> tuple:
     graph_def = graph.as_graph_def()
     canonical = lambda text: _canonical(  # noqa: E731
         _SHUFFLE_TRACED.sub("SHUFFLE_MAP", _SHUFFLE_WRITTEN.sub("SHUFFLE_MAP", text)))
-    whole = ([canonical(str(node)) for node in graph_def.node]
-             + sorted(canonical(str(function)) for function in graph_def.library.function)
-             + [str(graph_def.versions)])
-    written = sum(bool(_SHUFFLE_WRITTEN.fullmatch(function.signature.name))
-                  for function in graph_def.library.function)
+    whole = graph_text(graph_def, canonical)
+    written = functions_named(graph_def, _SHUFFLE_WRITTEN)
     return whole, written
 
 

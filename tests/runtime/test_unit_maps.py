@@ -4,10 +4,10 @@ times: with TF1's queues, with the shim, and with the shim made to trace the map
 streams are equal, and so are the written and traced graphs, functions and map ops."""
 import re
 
-import numpy as np
 import pytest
 
-from written_functions import canonical, on_devices, written_then_traced
+from written_functions import (canonical, functions_named, graph_text, on_devices,
+                               written_then_traced)
 from test_whole_file_reads import write_pngs
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(600)]
@@ -74,11 +74,8 @@ def _library(graph) -> tuple:
     """The graph's nodes and its functions (sorted), as canonical text; how many unit maps
     were written; the map ops calling one."""
     graph_def = graph.as_graph_def()
-    whole = ([_canonical(str(node)) for node in graph_def.node]
-             + sorted(_canonical(str(function)) for function in graph_def.library.function)
-             + [str(graph_def.versions)])
-    written = sum(bool(_WRITTEN.fullmatch(function.signature.name))
-                  for function in graph_def.library.function)
+    whole = graph_text(graph_def, _canonical)
+    written = functions_named(graph_def, _WRITTEN)
     maps = [node.op for node in graph_def.node if "UNIT_MAP" in _canonical(str(node))]
     return whole, written, maps
 

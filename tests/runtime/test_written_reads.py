@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from written_functions import canonical, on_devices, written_then_traced
+from written_functions import (canonical, functions_named, graph_text, on_devices, run_in_graph,
+                               written_then_traced)
 
 pytestmark = [pytest.mark.needs_tf, pytest.mark.timeout(600)]
 
@@ -99,11 +100,8 @@ def _library(graph) -> tuple:
     """The graph's nodes and its functions (sorted), as canonical text, and how many reads
     were written."""
     graph_def = graph.as_graph_def()
-    whole = ([_canonical(str(node)) for node in graph_def.node]
-             + sorted(_canonical(str(function)) for function in graph_def.library.function)
-             + [str(graph_def.versions)])
-    written = sum(bool(_WRITTEN.fullmatch(function.signature.name))
-                  for function in graph_def.library.function)
+    whole = graph_text(graph_def, _canonical)
+    written = functions_named(graph_def, _WRITTEN)
     return whole, written
 
 
@@ -129,8 +127,6 @@ def test_written_reads_are_traced_reads(name, one_device, legacy, shim, monkeypa
 def test_a_file_with_no_whole_record_reads_as_tf1_reads_it(footer, legacy, shim, tmp_path):
     """A file holding its header but no whole record inside its frame gives no record, as
     in TF1, and the next file is read."""
-    from written_functions import run_in_graph
-
     short = tmp_path / "short.bin"
     short.write_bytes(bytes(range(8)))
     paths = [str(short)] + _write_files(tmp_path, [2], header=b"H" * 6,

@@ -19,6 +19,19 @@ def canonical(text: str, written: re.Pattern, traced: re.Pattern, token: str) ->
     return _HASHED.sub(r"\1HASH", UID.sub(r"\1_UID", text))
 
 
+def graph_text(graph_def, canonicalize) -> list:
+    """The graph's nodes, its functions (sorted) and its versions, as `canonicalize`d text."""
+    return ([canonicalize(str(node)) for node in graph_def.node]
+            + sorted(canonicalize(str(function)) for function in graph_def.library.function)
+            + [str(graph_def.versions)])
+
+
+def functions_named(graph_def, pattern: re.Pattern) -> int:
+    """How many of the graph's functions have a name `pattern` matches."""
+    return sum(bool(pattern.fullmatch(function.signature.name))
+               for function in graph_def.library.function)
+
+
 def run_in_graph(tf, program, graph_seed=3):
     """(the program's stream, the graph it was built in)."""
     import tensorflow as real_tf
