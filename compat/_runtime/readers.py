@@ -123,16 +123,16 @@ class ReaderBase:
         def values_alone(components):
             if components != (1,) or not self._reads_values_alone:
                 return None
-            if (not self._counting and self._values_of_units is not None
-                    and not _reads_each_file_alone(self._graph)):
-                # One reader op per group of files: a dataset per small file costs more than
-                # its records (a group's files are read in order, errors where TF1 has them).
-                values_of_units, key = self._values_of_units, self._values_key()
-                if key is not None:
-                    values_of_units = dataset_functions.reusable(values_of_units, key)
-                return work_units().batch(_FILES_PER_READER).flat_map(values_of_units)
             units = work_units()
             if not self._counting and not _reads_each_file_alone(self._graph):
+                if self._values_of_units is not None:
+                    # One reader op per group of files: a dataset per small file costs more
+                    # than its records (a group's files are read in order, errors where TF1
+                    # has them).
+                    values_of_units, key = self._values_of_units, self._values_key()
+                    if key is not None:
+                        values_of_units = dataset_functions.reusable(values_of_units, key)
+                    return units.batch(_FILES_PER_READER).flat_map(values_of_units)
                 written = self._written_values(units)
                 if written is not None:
                     return written
@@ -211,11 +211,6 @@ class TFRecordReader(ReaderBase):
 
     def _values_of_units(self, filenames):
         return datasets.tfrecords(filenames, self._compression_type)
-
-    def _written_values(self, work_units):
-        """`_records_of` the units' values alone (uncounted), with the function reading a
-        unit written rather than traced (`written_reads`); None where it is traced."""
-        return None
 
     def _values_key(self):
         return type(self), self._compression_type  # a subclass is a kind of its own

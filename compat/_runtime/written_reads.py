@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import tensorflow as tf
 from tensorflow.core.framework import full_type_pb2, function_pb2, tensor_pb2
+from tensorflow.python.data.ops import readers as _readers
 from tensorflow.python.framework import op_def_registry
 
 from compat._runtime import build_context, pull_maps, written_datasets
 
 _STRING = tf.TensorSpec([], tf.string)
 _INT64 = tf.int64.as_datatype_enum
-# tf.data's default read buffer of a FixedLengthRecordDataset (256 KiB).
-_BUFFER_SIZE = 256 * 1024
 
 
 def fixed_length_values(units: tf.data.Dataset, record_bytes, header_bytes, footer_bytes,
@@ -69,13 +68,13 @@ class _Body:
         node.attr["dtype"].type = dtype
         return f"{name}:output:0"
 
-    def binary(self, name: str, op: str, left: str, right, output: str = "z") -> str:
+    def binary(self, name: str, op: str, left: str, right) -> str:
         """`left op right` of int64s, `right` a node's output or a Python int (a constant
         named `name/y`, as an operator's conversion names it)."""
         if isinstance(right, int):
             right = self.constant(f"{name}/y", _INT64, int64_val=[right])
         self.node(name, op, [left, right], T=_INT64)
-        return f"{name}:{output}:0"
+        return f"{name}:z:0"
 
 
 def records_definition(record_bytes: int, header_bytes: int, footer_bytes: int,
@@ -113,7 +112,8 @@ def records_definition(record_bytes: int, header_bytes: int, footer_bytes: int,
         name="FixedLengthRecordDatasetV2", op="FixedLengthRecordDatasetV2",
         input=["args_0", header,
                body.constant("record_bytes", _INT64, int64_val=[record_bytes]), footer,
-               body.constant("buffer_size", _INT64, int64_val=[_BUFFER_SIZE]),
+               body.constant("buffer_size", _INT64, int64_val=[
+                   _readers._DEFAULT_READER_BUFFER_SIZE_BYTES]),  # pylint: disable=protected-access
                body.constant("compression_type", tf.string.as_datatype_enum,
                              string_val=[b""])])
     records.attr["metadata"].s = b""

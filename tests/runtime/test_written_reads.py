@@ -57,13 +57,16 @@ def cifar_batches(paths):
     return build
 
 
+def _read_in_order(tf, paths, **layout):
+    """(key, value) of a FixedLengthRecordReader of `layout` reading `paths` once, in order."""
+    files = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
+    return tf.FixedLengthRecordReader(record_bytes=_RECORD, **layout).read(files)
+
+
 def framed_records(paths):
     """Files with a header and a footer around the records (hop_bytes as record_bytes)."""
     def build(tf):
-        files = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
-        reader = tf.FixedLengthRecordReader(record_bytes=_RECORD, header_bytes=5,
-                                            footer_bytes=3, hop_bytes=_RECORD)
-        _, value = reader.read(files)
+        _, value = _read_in_order(tf, paths, header_bytes=5, footer_bytes=3, hop_bytes=_RECORD)
         return tf.train.batch([_bytes(tf, value)], batch_size=3,
                               allow_smaller_final_batch=True)
     return build
@@ -72,9 +75,7 @@ def framed_records(paths):
 def overlapping_records(paths):
     """Records that overlap (hop_bytes under record_bytes): traced."""
     def build(tf):
-        files = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
-        reader = tf.FixedLengthRecordReader(record_bytes=_RECORD, hop_bytes=7)
-        _, value = reader.read(files)
+        _, value = _read_in_order(tf, paths, hop_bytes=7)
         return tf.train.batch([_bytes(tf, value)], batch_size=5,
                               allow_smaller_final_batch=True)
     return build
@@ -83,8 +84,7 @@ def overlapping_records(paths):
 def keyed_records(paths):
     """The keys read too: traced (the keys name the file and the record)."""
     def build(tf):
-        files = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
-        key, value = tf.FixedLengthRecordReader(record_bytes=_RECORD).read(files)
+        key, value = _read_in_order(tf, paths)
         return tf.train.batch([key, _bytes(tf, value)], batch_size=4,
                               allow_smaller_final_batch=True)
     return build
@@ -133,10 +133,7 @@ def test_a_file_with_no_whole_record_reads_as_tf1_reads_it(footer, legacy, shim,
                                         footer=b"F" * footer)
 
     def build(tf):
-        files = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
-        reader = tf.FixedLengthRecordReader(record_bytes=_RECORD, header_bytes=6,
-                                            footer_bytes=footer)
-        _, value = reader.read(files)
+        _, value = _read_in_order(tf, paths, header_bytes=6, footer_bytes=footer)
         return tf.train.batch([_bytes(tf, value)], batch_size=1)
 
     expected, _ = run_in_graph(legacy, build)
