@@ -14,7 +14,10 @@ next, hits all alike. Per variant: records/s after the first batch, time to firs
 exist, before the Session), the first Session run alone (the initializers; the shim traces
 its pipelines there), and peak RSS (ru_maxrss of the subprocess, TensorFlow included).
 Reported: medians over runs, and medians of the ratios shim/legacy and shim/tf_data taken
-within each run.
+within each run. Each process also times a fixed pure-Python loop before it starts and after
+it ends (`speeds_ms`); the report gives the loop's range over the run: a machine whose speed
+changes while the suite runs (the development VM's does, by up to 2x, for a second or for
+minutes) moves startup times as much, and only medians over many runs can tell ~10% apart.
 A variant that fails is recorded as an error; the suite goes on.
 
     python benchmarks/suite.py                          # all workloads, 3 runs
@@ -141,6 +144,14 @@ def summarize(measurements: list[dict], workload_names, runs: int) -> tuple[dict
                         per_run.append(a[metric] / b[metric])
                 ratios[workload][name][metric] = {"median": median(per_run), "runs": per_run}
     return medians, ratios
+
+
+def speed_range(measurements: list[dict]) -> Optional[tuple[float, float]]:
+    """(fastest, slowest) time of the speed loop (`speeds_ms`) over the measurements, or
+    None without any."""
+    speeds = [speed for m in measurements if m.get("ok") for speed in m.get("speeds_ms") or ()
+              if speed]
+    return (min(speeds), max(speeds)) if speeds else None
 
 
 def signature_mismatches(measurements: list[dict]) -> dict[str, dict[str, list]]:
@@ -371,6 +382,10 @@ def main(argv=None) -> int:
           f"{config.tf_data_mode}; compat {machine['git']['commit'][:8]}"
           f"{' + uncommitted changes' if machine['git']['compat_dirty'] else ''}.")
     print(format_table(result))
+    speeds = speed_range(result["measurements"])
+    if speeds:
+        print(f"The machine's speed: a fixed Python loop took {speeds[0]:.1f}-{speeds[1]:.1f} "
+              f"ms ({speeds[1] / speeds[0]:.2f}x) before and after the measurements.")
     if args.details:
         print()
         print(format_details(result))

@@ -12,6 +12,9 @@
                    `params.batches` batches and at least `min_seconds`, or until the input
                    ends
     peak_rss_mb    ru_maxrss of this process at the end (TensorFlow's own footprint included)
+    speeds_ms      how long a fixed pure-Python loop took (the fastest of 3) just before the
+                   start and after the end, the pipeline's threads stopped: the machine's
+                   speed around the measurement (see `machine_speed_ms`)
 """
 from __future__ import annotations
 
@@ -49,6 +52,7 @@ class Measurement:
     input_ended: bool = False          # True: OutOfRangeError before the batch cap and
                                        # min_seconds were both reached
     tf_version: str = ""
+    speeds_ms: Optional[list] = None   # [before the start, after the end]
 
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -58,6 +62,21 @@ def prepare(workload: str, overrides: dict, data_dir: str) -> None:
     """Write the workload's data into data_dir (the caller decides whether it is cached)."""
     module = load(workload)
     module.prepare(make_params(module, overrides), data_dir)
+
+
+def machine_speed_ms(rounds: int = 3) -> float:
+    """The fastest of `rounds` timings (ms) of a fixed pure-Python loop: the machine's speed
+    at the moment. The development VM runs at one of a few speeds (this loop: ~7, ~13 or
+    ~25 ms) for a second or for minutes, so two processes a few seconds apart can build the
+    same graph 1.5x apart. Not timed while a pipeline's threads run: they would compete for
+    the cores and the GIL."""
+    best = float("inf")
+    for _ in range(rounds):
+        began, table = time.perf_counter(), {}
+        for index in range(100_000):
+            table[index % 1000] = index
+        best = min(best, time.perf_counter() - began)
+    return best * 1e3
 
 
 def _count(values) -> int:
@@ -159,6 +178,7 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
         tf.disable_v2_behavior()  # first, as TF1 programs do (through the shim for "shim")
     loaded = module.load(params, data_dir)
     out_of_range = real_tf.errors.OutOfRangeError
+    speed_before_ms = machine_speed_ms()
 
     if variant == "tf_data" and not graph_mode:
         result.mode = "eager"
@@ -186,6 +206,7 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
             _run_session(tf, pipeline.fetches, pipeline, loop, out_of_range, result)
 
     loop.fill(result)
+    result.speeds_ms = [speed_before_ms, machine_speed_ms()]
     if loop.first_batch_s is None:
         raise RuntimeError("the pipeline produced no batch (input ended before the first)")
     result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
