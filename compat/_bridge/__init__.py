@@ -63,6 +63,7 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
             shim.set_random_seed(graph_seed)
         with _session_only_values_refused(build):
             structure = build(shim, *args, **kwargs)
+            _require_fetchable(structure, build)
             # Built as a batch call builds its input: the frame tells what it reads.
             with build_context.building(graph) as frame:
                 dataset = element_source.element_dataset(structure, "compat.to_dataset",
@@ -97,6 +98,26 @@ def _session_only_values_refused(build):
             "become a tf.data.Dataset, because it is computed from values only a Session can "
             "give (a placeholder, a batch_size fed per run, a queue fed from Python or picked "
             f"with QueueBase.from_list): {error}") from error
+
+
+_FETCHABLE = "a Tensor, a SparseTensor, or a (nested) list, tuple or dict of them"
+
+
+def _require_fetchable(structure, build) -> None:
+    """TypeError unless `structure` is what a TF1 program fetches from a pipeline."""
+    leaves = tf.nest.flatten(structure, expand_composites=False)
+    bad = [leaf for leaf in leaves if not isinstance(leaf, (tf.Tensor, tf.SparseTensor))]
+    if structure is not None and leaves and not bad:
+        return
+    returned = type(structure).__name__
+    if bad and bad[0] is not structure:
+        returned += f" holding {type(bad[0]).__name__} {bad[0]!r:.60}"
+    elif structure is not None:
+        returned += f" {structure!r:.60}"
+    raise TypeError(
+        f"compat.to_dataset: {getattr(build, '__name__', 'build')} returned {returned}; it "
+        f"must return what the legacy program fetches from its pipeline: {_FETCHABLE} (e.g. "
+        "the batch tensors of tf.train.batch).")
 
 
 def _refuse(what: str):

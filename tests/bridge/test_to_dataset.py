@@ -184,6 +184,30 @@ def test_what_only_a_session_can_give_is_refused_when_the_dataset_is_made(build,
     assert says in str(raised.value)
 
 
+def _returns_nothing(tf):
+    tf.train.range_input_producer(4, num_epochs=1, shuffle=False)
+
+
+def _returns_a_number(tf):
+    index = tf.train.range_input_producer(4, num_epochs=1, shuffle=False).dequeue()
+    return [tf.train.batch([index], batch_size=2), 3]
+
+
+@pytest.mark.parametrize("build, returned", [
+    (_returns_nothing, "returned NoneType"),
+    (lambda tf: [], "returned list []"),
+    (_returns_a_number, "returned list holding int 3"),
+    (lambda tf: {"name": "not a tensor"}, "returned dict holding str"),
+])
+@pytest.mark.timeout(60)
+def test_what_build_returned_is_checked_and_named(build, returned):
+    with pytest.raises(TypeError, match="compat.to_dataset") as raised:
+        compat.to_dataset(build)
+    assert returned in str(raised.value)
+    assert "a Tensor, a SparseTensor, or a (nested) list, tuple or dict of them" in str(
+        raised.value)
+
+
 def test_a_placeholder_with_default_crosses_with_its_default(legacy):
     def build(tf):
         scale = tf.placeholder_with_default(3.0, [])
