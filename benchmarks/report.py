@@ -68,7 +68,7 @@ def format_table(result: dict) -> str:
 def format_details(result: dict) -> str:
     """Absolute medians per variant, and the shim/tf.data ratios of the other metrics."""
     header = ["workload", "variant", "records/s", "first batch s", "build s", "first run s",
-              "peak RSS MB", "batch", "batches", "input ended", "mode"]
+              "peak RSS MB", "RSS growth MB", "batch", "batches", "input ended", "mode"]
     rows = []
     by_key = {}
     for m in result["measurements"]:
@@ -83,6 +83,8 @@ def format_details(result: dict) -> str:
                          seconds_text(entry["first_batch_s"]), seconds_text(entry["build_s"]),
                          seconds_text(entry["first_run_s"]),
                          "n/a" if rss is None else f"{rss:,.0f}",
+                         "n/a" if entry.get("rss_growth_mb") is None
+                         else f"{entry['rss_growth_mb']:,.0f}",
                          ok[0]["batch_size"] if ok else "",
                          round(median([m["batches"] for m in ok])) if ok else "",
                          "/".join(sorted({"yes" if m["input_ended"] else "no" for m in ok})),
@@ -91,7 +93,7 @@ def format_details(result: dict) -> str:
         rows.append([workload, "shim/tf.data", ratio_text(data["records_per_s"]["median"]),
                      ratio_text(data["first_batch_s"]["median"]),
                      ratio_text(data["build_s"]["median"]), "",
-                     ratio_text(data["peak_rss_mb"]["median"]), "", "", "", ""])
+                     ratio_text(data["peak_rss_mb"]["median"]), "", "", "", "", ""])
     return markdown(header, rows)
 
 

@@ -49,7 +49,8 @@ from report import (SHORT_STEADY_S, VARIANTS, cpus_text, format_details,  # noqa
 from processes import (cached_data, compat_fingerprint, machine_info,  # noqa: E402
                        run_child, usable_cpus)
 
-METRICS = ("records_per_s", "first_batch_s", "build_s", "first_run_s", "peak_rss_mb")
+METRICS = ("records_per_s", "first_batch_s", "build_s", "first_run_s", "peak_rss_mb",
+           "rss_growth_mb")
 RATIOS = (("shim", "legacy"), ("shim", "tf_data"))
 QUICK_BATCHES = 10
 DEFAULT_MIN_SECONDS = 1.0

@@ -38,6 +38,7 @@ MODULES = {
     "jpeg_folder": "jpeg_folder",
     "ptb": "ptb",
     "python_fed": "python_fed",
+    "big_text": "big_text",
 }
 NAMES = tuple(MODULES)
 

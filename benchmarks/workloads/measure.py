@@ -12,6 +12,9 @@
                    `params.batches` batches and at least `min_seconds`, or until the input
                    ends
     peak_rss_mb    ru_maxrss of this process at the end (TensorFlow's own footprint included)
+    rss_growth_mb  peak_rss_mb less ru_maxrss once the graph (or dataset) is built: the
+                   memory the running pipeline added (a reader holding a whole file shows
+                   here)
     speeds_ms      how long a fixed pure-Python loop took (the fastest of 3) just before the
                    start and after the end, the pipeline's threads stopped: the machine's
                    speed around the measurement (see `machine_speed_ms`)
@@ -44,6 +47,7 @@ class Measurement:
     build_s: Optional[float] = None
     first_run_s: Optional[float] = None
     peak_rss_mb: Optional[float] = None
+    rss_growth_mb: Optional[float] = None
     batch_size: Optional[int] = None   # records in the first batch
     batch_signature: Optional[list] = None  # [[shape, dtype], ...] of the first batch
     batches: int = 0                   # batches measured after the first
@@ -92,6 +96,10 @@ def _signature(values) -> list:
     import tensorflow as tf
     return [[list(np.shape(value)), str(np.asarray(value).dtype)]
             for value in tf.nest.flatten(values)]
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _as_pipeline(built) -> Pipeline:
@@ -185,6 +193,7 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
         start = time.perf_counter()
         dataset = module.tf_data(real_tf, loaded, params)
         result.build_s = time.perf_counter() - start
+        built_rss_mb = _rss_mb()
         loop = _Loop(start, params.batches, min_seconds)
         for batch in dataset:  # iter() (the iterator's creation) counts toward first batch
             if not loop.add([component.numpy() for component in real_tf.nest.flatten(batch)]):
@@ -202,6 +211,7 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
                 result.mode = "tf1 session"
                 pipeline = _as_pipeline(module.build(tf, loaded, params))
             result.build_s = time.perf_counter() - start
+            built_rss_mb = _rss_mb()
             loop = _Loop(start, params.batches, min_seconds)
             _run_session(tf, pipeline.fetches, pipeline, loop, out_of_range, result)
 
@@ -209,6 +219,7 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
     result.speeds_ms = [speed_before_ms, machine_speed_ms()]
     if loop.first_batch_s is None:
         raise RuntimeError("the pipeline produced no batch (input ended before the first)")
-    result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result.peak_rss_mb = _rss_mb()
+    result.rss_growth_mb = result.peak_rss_mb - built_rss_mb
     result.ok = True
     return result

@@ -192,7 +192,8 @@ def input_producer(input_tensor,
                                   consumer=scope),
                           dtypes=[input_tensor.dtype.base_dtype], shapes=[element_shape],
                           capacity=capacity, name=scope.rstrip("/"), bare_elements=True,
-                          reads_only=element_source.reads_only(input_tensor, "input_producer"))
+                          reads_only=element_source.reads_only(input_tensor, "input_producer"),
+                          static_rows=lambda: tf.get_static_value(input_tensor))
 
 
 def string_input_producer(string_tensor,

@@ -6,10 +6,13 @@ TF1's exact keys, values and errors. Constructors keep TF1's signatures and defa
 """
 from __future__ import annotations
 
+import os
+
+import numpy as np
 import tensorflow as tf
 
 from compat._runtime import (dataset_functions, datasets, plan, record_sources,
-                             written_reads)
+                             streamed_files, written_reads)
 from compat._runtime.reader_counters import ReaderCounters
 
 
@@ -29,6 +32,32 @@ _STRINGS = tf.TensorSpec([None], tf.string)
 
 # Files a TFRecord reader opens with one reader op when only values are read.
 _FILES_PER_READER = 64
+# At most this many known files are looked at to choose how to read them.
+_MOST_FILES_LOOKED_AT = 1000
+
+
+def _all_known_within(queue, limit) -> bool:
+    """Whether every file name `queue` gives is known now (a producer of a constant list of
+    names) and names a local file of at most `limit` bytes, or none (its read fails as
+    TF1's does). Only a choice of how to read: a file that grows before it is read is still
+    read exactly, holding more memory."""
+    known = getattr(queue, "known_rows", None)
+    rows = None if known is None else known()
+    if rows is None:
+        return False
+    rows = np.asarray(rows).reshape(-1)
+    if rows.size > _MOST_FILES_LOOKED_AT:
+        return False
+    for row in rows:
+        path = row.decode("utf-8", "surrogateescape") if isinstance(row, bytes) else str(row)
+        if "://" in path:
+            return False
+        try:
+            if os.stat(path).st_size > limit:
+                return False
+        except OSError:
+            continue
+    return True
 
 
 def read_each_file_alone(graph) -> None:
@@ -63,6 +92,8 @@ class ReaderBase:
         # Counting costs per-file work; a reader counts once its counters are asked for.
         self._counting = False
         self._graph = None
+        # queue id -> whether its files are read whole (see `_records_for`)
+        self._reads_whole = {}
 
     def _records_of(self, work_units, records_of):
         """`work_units.flat_map(records_of)`, counted when the counters are in use."""
@@ -82,10 +113,30 @@ class ReaderBase:
     # For a reader that can read the values of a vector of work units with one dataset.
     _values_of_units = None
 
-    def _written_values(self, work_units):
+    def _written_values(self, work_units, queue):
         """`_records_of` the units' values alone (uncounted), with the function reading a
         unit written rather than traced (`written_reads`); None where it is traced."""
         return None
+
+    def _whole_file_limit(self):
+        """For a reader that can read a file whole or stream it (`streamed_files`): the
+        largest file it reads whole when all its files are known to be that small; None
+        for the others."""
+        return None
+
+    def _records_for(self, queue):
+        """`self._records`, reading whole files where all of `queue`'s are known to allow it
+        (decided when the pipeline is traced, as close to the reads as the graph gets)."""
+        limit = self._whole_file_limit()
+        if limit is None:
+            return self._records
+
+        def records(unit, count_records, **kwargs):
+            whole = self._reads_whole.get(id(queue))
+            if whole is None:
+                whole = self._reads_whole[id(queue)] = _all_known_within(queue, limit)
+            return self._records(unit, count_records, whole_files=whole, **kwargs)
+        return records
 
     def _values_key(self):
         """What `_values_of_units` depends on besides the units, when nothing else: its
@@ -116,9 +167,10 @@ class ReaderBase:
     def read(self, queue, name=None):
         work_units = _work_units(queue, f"{self._name}.read")
         self._graph = tf.compat.v1.get_default_graph()
+        records_of = self._records_for(queue)
 
         def records():
-            return self._records_of(work_units(), self._records)
+            return self._records_of(work_units(), records_of)
 
         def values_alone(components):
             if components != (1,) or not self._reads_values_alone:
@@ -133,11 +185,11 @@ class ReaderBase:
                     if key is not None:
                         values_of_units = dataset_functions.reusable(values_of_units, key)
                     return units.batch(_FILES_PER_READER).flat_map(values_of_units)
-                written = self._written_values(units)
+                written = self._written_values(units, queue)
                 if written is not None:
                     return written
             return self._records_of(
-                units, lambda unit, count_records: self._records(
+                units, lambda unit, count_records: records_of(
                     unit, count_records, with_keys=False))
 
         def unit_map(components):
@@ -156,12 +208,13 @@ class ReaderBase:
     def read_up_to(self, queue, num_records, name=None):
         work_units = _work_units(queue, f"{self._name}.read_up_to")
         self._graph = tf.compat.v1.get_default_graph()
+        records_of = self._records_for(queue)
 
         def records_up_to():
             return self._records_of(
                 work_units(),
                 lambda unit, count_records: record_sources.records_up_to(
-                    self._records(unit, count_records), num_records))
+                    records_of(unit, count_records), num_records))
 
         keys, values = plan.register(records_up_to, name or "ReaderReadUpToV2",
                                      element_spec=(_STRINGS, _STRINGS),
@@ -224,9 +277,13 @@ class TextLineReader(ReaderBase):
         self._skip_header_lines = skip_header_lines or 0
         self._name = name or "TextLineReader"
 
-    def _records(self, work_unit, count_records, with_keys=True):
+    def _whole_file_limit(self):
+        return streamed_files.WHOLE_FILE_BYTES
+
+    def _records(self, work_unit, count_records, with_keys=True, whole_files=False):
         return record_sources.text_line_records(work_unit, self._skip_header_lines,
-                                                count_records=count_records, with_keys=with_keys)
+                                                count_records=count_records, with_keys=with_keys,
+                                                streamed=not whole_files)
 
 
 class FixedLengthRecordReader(ReaderBase):
@@ -240,13 +297,23 @@ class FixedLengthRecordReader(ReaderBase):
                             encoding=encoding or "")
         self._name = name or "FixedLengthRecordReader"
 
-    def _written_values(self, work_units):
+    def _whole_file_limit(self):
+        if self._layout["encoding"]:
+            return None  # how large it is decompressed is only known once read
+        if self._layout["hop_bytes"] in (0, self._layout["record_bytes"]):
+            return record_sources.LARGEST_SIZED_WHOLE
+        return streamed_files.WHOLE_FILE_BYTES
+
+    def _written_values(self, work_units, queue):
+        if not _all_known_within(queue, record_sources.LARGEST_SIZED_WHOLE):
+            return None
         return written_reads.fixed_length_values(work_units, **self._layout)
 
-    def _records(self, work_unit, count_records, with_keys=True):
+    def _records(self, work_unit, count_records, with_keys=True, whole_files=False):
         return record_sources.fixed_length_records(work_unit, **self._layout,
                                                    count_records=count_records,
-                                                   with_keys=with_keys)
+                                                   with_keys=with_keys,
+                                                   streamed=not whole_files)
 
 
 def read_whole_file(filename):

@@ -15,13 +15,13 @@ tests/runtime/test_record_sources.py), not taken from their documentation:
   file, header lines included. It strips ONE trailing ``\\r`` per line (also on an unterminated
   last line) and keeps any other ``\\r``; an unterminated last line that is empty after that
   strip is no line. ``TextLineDataset`` drops every ``\\r``, so it is not exact: lines are
-  split from the whole file with vectorised string ops instead.
+  split from the file's bytes with vectorised string ops instead.
 * FixedLengthRecordReader keys are ``b"<file>:<record index>"``. Record i starts at
   ``header + i * (hop_bytes or record_bytes)`` and exists iff it ends at or before
   ``size - footer`` of the (decompressed) file; a short remainder is dropped silently.
   ``FixedLengthRecordDataset`` raises on such a remainder, so it is told a footer that
-  leaves exactly the records TF1 reads (the file is read once first for its size); it knows
-  no ``hop_bytes``, so overlapping or gapped records are cut with ``tf.strings.substr``.
+  leaves exactly the records TF1 reads (the file's size is probed first); it knows no
+  ``hop_bytes``, so overlapping or gapped records are cut with ``tf.strings.substr``.
   A file shorter than ``header_bytes`` gives no records here; TF1 raises OutOfRangeError
   for it, which a TF1 input loop takes for the end of ALL input.
 * WholeFileReader's key is the filename; IdentityReader's key and value are the work unit.
@@ -32,13 +32,13 @@ tests/runtime/test_record_sources.py), not taken from their documentation:
   ("corrupted record at 29"), and neither does tf.data's. A fixed-length file that is not
   in its ``encoding`` raises DataLossError; a truncated one ends quietly, as in TF1.
 
-TextLine and hop_bytes records hold one (decompressed) file in memory at a time, as
-WholeFileReader does; TFRecord (a chunk of 1,024 records at a time) and contiguous
-fixed-length records stream.
+Every reader but WholeFileReader (whose record is the file) streams, as TF1's do: TFRecord
+a chunk of 1,024 records at a time, fixed-length records as read, and text lines and
+records that overlap or skip bytes from pieces of the file (`streamed_files`).
 """
 import tensorflow as tf
 
-from compat._runtime import datasets
+from compat._runtime import datasets, streamed_files
 
 # A TFRecord is framed as: uint64 length, uint32 length CRC, data, uint32 data CRC.
 _TFRECORD_FRAMING_BYTES = 16
@@ -141,11 +141,32 @@ def tfrecord_records(filename, compression_type="", count_records=None, with_key
     return records().take(1).flat_map(chunked_read)
 
 
-def text_line_records(filename, skip_header_lines=0, count_records=None, with_keys=True):
+def text_line_records(filename, skip_header_lines=0, count_records=None, with_keys=True,
+                      streamed=True):
     """TextLineReader on one file: keys are ``file:line_number`` (1-based, headers counted).
 
-    with_keys=False gives the lines alone (for a consumer that never reads the keys)."""
+    streamed: read in pieces where large (`streamed_files.text_lines`), else whole (for files
+    known to be small: cheaper to build and read). with_keys=False gives the lines alone
+    (for a consumer that never reads the keys)."""
     _require_non_negative(skip_header_lines=skip_header_lines)
+    if not streamed:
+        return _whole_text_line_records(filename, skip_header_lines, count_records, with_keys)
+
+    def emit(first, lines):
+        if skip_header_lines:
+            dropped = tf.clip_by_value(skip_header_lines + 1 - first, 0,
+                                       tf.size(lines, tf.int64))
+            first, lines = first + dropped, lines[dropped:]
+        if count_records:
+            with tf.control_dependencies(_counted(count_records, tf.size(lines))):
+                lines = tf.identity(lines)
+        if not with_keys:
+            return lines
+        return _keys(filename, tf.range(first, first + tf.size(lines, tf.int64))), lines
+    return datasets.unbatched(streamed_files.text_lines(filename, emit))
+
+
+def _whole_text_line_records(filename, skip_header_lines, count_records, with_keys):
     # TextLineReader strips one "\r" before each "\n" and at the end of the file: one regex
     # pass over the file does that; one call per line made a CSV input ~7% slower.
     contents = tf.strings.regex_replace(tf.io.read_file(filename), "\r(\n|$)", "\\1")
@@ -165,33 +186,92 @@ def _sliced(filename, values, first_index):
     return tf.data.Dataset.from_tensor_slices((_keys(filename, numbers), values))
 
 
+# Contiguous fixed-length records of files known to be at most this large are read knowing
+# the file's size from a read of the whole file (held only while its size is taken).
+LARGEST_SIZED_WHOLE = 64 << 20
+
+
 def fixed_length_records(filename, record_bytes, header_bytes=0, footer_bytes=0,
-                         hop_bytes=0, encoding="", count_records=None, with_keys=True):
+                         hop_bytes=0, encoding="", count_records=None, with_keys=True,
+                         streamed=True):
     """FixedLengthRecordReader on one file: keys are ``file:record_index``.
 
-    with_keys=False gives the records alone (for a consumer that never reads the keys)."""
+    Records that tile the file as FixedLengthRecordDataset reads them; others, and every
+    record of a compressed file, cut from the file's bytes. streamed: the file read in pieces
+    where large, and its size probed (`streamed_files`); else (for files known to be small)
+    read whole. with_keys=False gives the records alone (for a consumer that never reads the
+    keys)."""
     _require_positive(record_bytes=record_bytes)
     _require_non_negative(header_bytes=header_bytes, footer_bytes=footer_bytes,
                           hop_bytes=hop_bytes)
     if encoding not in _ENCODINGS:
         raise ValueError(f"FixedLengthRecordReader encoding must be one of {_ENCODINGS}, "
                          f"got {encoding!r}")
-    contents = tf.io.read_file(filename)
-    if encoding:
-        contents = tf.io.decode_compressed(contents, compression_type=encoding)
-    size = tf.cast(tf.strings.length(contents), tf.int64)
     step = hop_bytes or record_bytes
+    if step != record_bytes or encoding:
+        return _cut_fixed_length_records(filename, record_bytes, header_bytes, footer_bytes,
+                                         step, encoding, count_records, with_keys, streamed)
+    if not streamed:
+        size = tf.cast(tf.strings.length(tf.io.read_file(filename)), tf.int64)
+        return _contiguous(filename, record_bytes, header_bytes, footer_bytes, size,
+                           count_records, with_keys)
+
+    def size_of_whole(name):
+        return tf.data.Dataset.from_tensors(name).map(
+            lambda name: tf.cast(tf.strings.length(tf.io.read_file(name)), tf.int64))
+    sizes = streamed_files.by_size(filename, size_of_whole,
+                                   lambda name, size: tf.data.Dataset.from_tensors(size))
+    return sizes.flat_map(lambda size: _contiguous(filename, record_bytes, header_bytes,
+                                                   footer_bytes, size, count_records,
+                                                   with_keys))
+
+
+def _contiguous(filename, record_bytes, header_bytes, footer_bytes, size, count_records,
+                with_keys):
+    """The records of an uncompressed file of `size` bytes that they tile."""
     # Floor division keeps the count at 0 or below when not even one record fits.
-    count = tf.maximum((size - header_bytes - footer_bytes - record_bytes) // step + 1, 0)
-    if step == record_bytes:
-        values = _contiguous_records(filename, record_bytes, header_bytes, size, count, encoding)
-    else:
-        values = tf.data.Dataset.range(count).map(
-            lambda index: tf.strings.substr(contents, header_bytes + index * step, record_bytes))
+    count = tf.maximum((size - header_bytes - footer_bytes - record_bytes) // record_bytes + 1,
+                       0)
+    values = _contiguous_records(filename, record_bytes, header_bytes, size, count, "")
     if not with_keys and not count_records:
         return values
     keyed = _keyed(values, _keys_by_batch(filename, tf.data.Dataset.range(count), count_records))
     return keyed if with_keys else keyed.map(lambda key, value: value)
+
+
+def _cut_fixed_length_records(filename, record_bytes, header_bytes, footer_bytes, step,
+                              encoding, count_records, with_keys, streamed):
+    """Records that overlap or skip bytes, or of a compressed file, cut from its bytes."""
+    if encoding and step == record_bytes:
+        values = _compressed_contiguous_records(filename, record_bytes, header_bytes,
+                                                footer_bytes, encoding)
+        if not with_keys and not count_records:
+            return values
+
+
+        # Keyed (and counted) a batch of records at a time, as they are read.
+        def numbered(first, values):
+            count = tf.size(values, tf.int64)
+            with tf.control_dependencies(_counted(count_records, count)):
+                values = tf.identity(values)
+            keys = _keys(filename, tf.range(first, first + count))
+            return first + count, ((keys, values) if with_keys else values)
+        return datasets.unbatched(values.batch(_KEY_BATCH).scan(tf.constant(0, tf.int64),
+                                                                numbered))
+    if streamed or encoding:
+        pieces = streamed_files.fixed_length_pieces(filename, header_bytes, step, encoding)
+    else:
+        pieces = tf.data.Dataset.from_tensors(streamed_files.after_header(
+            tf.io.read_file(filename), header_bytes))
+    cut = streamed_files.cut_records(pieces, record_bytes, step, footer_bytes)
+    if encoding:
+        cut = streamed_files.verified(cut, filename, encoding)
+
+    def records(indices, values):
+        with tf.control_dependencies(_counted(count_records, tf.size(values))):
+            values = tf.identity(values)
+            return (_keys(filename, indices), values) if with_keys else values
+    return datasets.unbatched(cut.map(records))
 
 
 def _contiguous_records(filename, record_bytes, header_bytes, size, count, encoding):
@@ -202,6 +282,19 @@ def _contiguous_records(filename, record_bytes, header_bytes, size, count, encod
     header = tf.where(count > 0, tf.constant(header_bytes, tf.int64), 0)
     footer = size - header - count * record_bytes
     return datasets.fixed_length_records(filename, record_bytes, header, footer, encoding)
+
+
+def _compressed_contiguous_records(filename, record_bytes, header_bytes, footer_bytes,
+                                   encoding):
+    """A compressed file's records, streamed: FixedLengthRecordDataset reads exactly TF1's
+    (a record with `footer_bytes` after it), then fails on a short remainder, which TF1
+    drops: that error is ignored, once the file is known to open and hold its header
+    (`streamed_files.compressed_opened`), and a corrupt stream's error raised after."""
+    def records(_):
+        return datasets.fixed_length_records(filename, record_bytes, header_bytes,
+                                             footer_bytes, encoding).ignore_errors()
+    opened = streamed_files.compressed_opened(filename, encoding, header_bytes)
+    return streamed_files.verified(opened.flat_map(records), filename, encoding)
 
 
 def whole_file_records(filename, count_records=None):

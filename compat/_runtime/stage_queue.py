@@ -18,11 +18,14 @@ from compat._runtime import plan
 class StageQueue:
     def __init__(self, elements: Callable[[], tf.data.Dataset], dtypes, shapes, capacity: int,
                  name: str, names=None, bare_elements=False, element_shapes=None,
-                 reads_only=False):
+                 reads_only=False, static_rows=None):
         """bare_elements: the elements are single tensors of `dtypes[0]` and `shapes[0]` (a
         producer's), not tuples of components. element_shapes: the elements' shapes where
         more is known than the queue's `shapes` (see `element_spec`). reads_only: the
-        elements come straight from files or constants (see `plan.Stage.reads_only`)."""
+        elements come straight from files or constants (see `plan.Stage.reads_only`).
+        static_rows: a callable giving the values the stream's elements are drawn from, where
+        the graph fixes them (a producer's list of file names), else None (see
+        `known_rows`)."""
         self._elements = elements
         self._bare_elements = bare_elements
         self._dtypes = list(dtypes)
@@ -34,6 +37,7 @@ class StageQueue:
         self._name = name
         self._consumers = 0
         self.reads_only = reads_only
+        self._static_rows = static_rows
 
     # --- the TF1 QueueBase surface -------------------------------------------------------
     @property
@@ -81,6 +85,12 @@ class StageQueue:
         return tf.no_op(name=name or "close")
 
     # --- for the shim's stages -------------------------------------------------------------
+    def known_rows(self):
+        """The values the elements are drawn from (a numpy array), where the graph fixes them
+        (a producer of a constant list of file names), else None: a hint for readers, which
+        choose how to read from the files' sizes (see `readers`)."""
+        return None if self._static_rows is None else self._static_rows()
+
     def new_consumer(self) -> Callable[[], tf.data.Dataset]:
         """A factory of the elements that one more consumer of this queue sees."""
         self._consumers += 1

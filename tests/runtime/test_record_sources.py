@@ -3,6 +3,7 @@
 Every expectation is what tf.compat.v1's reader returns for the same files in a Session;
 no literal key format is asserted on its own.
 """
+import contextlib
 import gzip
 import os
 import tempfile
@@ -17,6 +18,25 @@ tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
 from compat._runtime import record_sources as rs  # noqa: E402  (needs TensorFlow)
+from compat._runtime import streamed_files  # noqa: E402
+
+# How files are read: streamed, small ones found small when read (whole); streamed, all but
+# the tiniest read in pieces of a few bytes, so that lines, records, headers and footers fall
+# across piece boundaries; or whole, as where every file is known to be small.
+READS = ["streamed", "in_pieces", "known_small"]
+
+
+@contextlib.contextmanager
+def reading(how):
+    """Build pipelines that read files `how` (see READS); yields the record source's
+    keyword arguments for it."""
+    saved = streamed_files.WHOLE_FILE_BYTES, streamed_files.CHUNK_BYTES
+    if how == "in_pieces":
+        streamed_files.WHOLE_FILE_BYTES, streamed_files.CHUNK_BYTES = 4, 3
+    try:
+        yield {"streamed": how != "known_small"}
+    finally:
+        streamed_files.WHOLE_FILE_BYTES, streamed_files.CHUNK_BYTES = saved
 
 COMPRESSIONS = ["", "ZLIB", "GZIP"]
 
@@ -170,22 +190,26 @@ text_files = st.lists(
     min_size=1, max_size=3)
 
 
+@pytest.mark.parametrize("how", READS)
 @given(files=text_files, skip_header_lines=st.integers(0, 3))
-def test_text_line_stream_matches_tf1(files, skip_header_lines):
-    with tempfile.TemporaryDirectory() as d:
+def test_text_line_stream_matches_tf1(how, files, skip_header_lines):
+    with tempfile.TemporaryDirectory() as d, reading(how) as kwargs:
         paths = [write(d, f"t{i}.txt", data) for i, data in enumerate(files)]
         assert_same_stream(
             paths, lambda: v1.TextLineReader(skip_header_lines=skip_header_lines),
-            lambda f: rs.text_line_records(f, skip_header_lines))
+            lambda f: rs.text_line_records(f, skip_header_lines, **kwargs))
 
 
 @pytest.mark.parametrize("data", [b"", b"\n", b"h\nx\n", b"h\nx", b"h\r\n\r\nx\r\n", b"a\rb\r",
-                                  b"x\r\r\n", b"a\n\r", b"\r"])
-def test_text_line_edge_cases_match_tf1(tmp_path, data):
+                                  b"x\r\r\n", b"a\n\r", b"\r", b"ab\r\ncd\r\r\nefg\rh\r\n",
+                                  b"long line one\nlong line two\r\n\r\n\n\rlast\r"])
+@pytest.mark.parametrize("how", READS)
+def test_text_line_edge_cases_match_tf1(tmp_path, data, how):
     paths = [write(tmp_path, "t.txt", data), write(tmp_path, "u.txt", b"after\n")]
     for skip in (0, 1):
-        assert_same_stream(paths, lambda: v1.TextLineReader(skip_header_lines=skip),
-                           lambda f: rs.text_line_records(f, skip))
+        with reading(how) as kwargs:
+            assert_same_stream(paths, lambda: v1.TextLineReader(skip_header_lines=skip),
+                               lambda f: rs.text_line_records(f, skip, **kwargs))
 
 
 # --- FixedLengthRecordReader ---------------------------------------------------------------
@@ -201,16 +225,17 @@ def fixed_length_cases(draw):
                 encoding=draw(st.sampled_from(COMPRESSIONS)))
 
 
+@pytest.mark.parametrize("how", READS)
 @given(case=fixed_length_cases())
-def test_fixed_length_stream_matches_tf1(case):
+def test_fixed_length_stream_matches_tf1(how, case):
     files, encoding = case.pop("files"), case["encoding"]
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, reading(how) as kwargs:
         paths = [write(d, f"f{i}.bin", compress(data, encoding)) for i, data in enumerate(files)]
         pairs, error = assert_same_stream(paths, lambda: v1.FixedLengthRecordReader(**case),
-                                          lambda f: rs.fixed_length_records(f, **case))
+                                          lambda f: rs.fixed_length_records(f, **case, **kwargs))
         # Read alone (a consumer that never reads the keys): the same values, the same end.
         values, values_error = shim_stream(paths, lambda f: rs.fixed_length_records(
-            f, **case, with_keys=False).map(lambda value: (value,)))
+            f, **case, with_keys=False, **kwargs).map(lambda value: (value,)))
         assert values == [[value] for _, value in pairs]
         assert type(values_error) is type(error)
 
@@ -279,16 +304,21 @@ def test_read_up_to_drops_the_batch_that_hits_a_corrupt_record_like_tf1(tmp_path
 
 
 @pytest.mark.parametrize("reader, records_of, data", [
-    (lambda: v1.TextLineReader(skip_header_lines=1), lambda f: rs.text_line_records(f, 1),
-     b"h\n1\n2\n3\n4\n5"),
+    (lambda: v1.TextLineReader(skip_header_lines=1),
+     lambda f, **kwargs: rs.text_line_records(f, 1, **kwargs), b"h\n1\n2\n3\n4\n5"),
     (lambda: v1.FixedLengthRecordReader(2, hop_bytes=1),
-     lambda f: rs.fixed_length_records(f, 2, hop_bytes=1), b"abcdefg"),
-    (v1.WholeFileReader, rs.whole_file_records, b"whole"),
+     lambda f, **kwargs: rs.fixed_length_records(f, 2, hop_bytes=1, **kwargs), b"abcdefg"),
+    # No header: TF1 ends all input at a file shorter than it (see the test above).
+    (lambda: v1.FixedLengthRecordReader(2, footer_bytes=1),
+     lambda f, **kwargs: rs.fixed_length_records(f, 2, 0, 1, **kwargs), b"abcdefghij"),
+    (v1.WholeFileReader, lambda f, **kwargs: rs.whole_file_records(f), b"whole"),
 ])
-def test_read_up_to_matches_tf1_for_other_readers(tmp_path, reader, records_of, data):
+@pytest.mark.parametrize("how", READS)
+def test_read_up_to_matches_tf1_for_other_readers(tmp_path, reader, records_of, data, how):
     paths = [write(tmp_path, "a", data), write(tmp_path, "empty", b""),
              write(tmp_path, "b", data[:5])]
-    assert_same_stream(paths, reader, records_of, up_to=3)
+    with reading(how) as kwargs:
+        assert_same_stream(paths, reader, lambda f: records_of(f, **kwargs), up_to=3)
 
 
 def test_read_up_to_identity_matches_tf1():
