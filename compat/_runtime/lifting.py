@@ -18,7 +18,11 @@ import tensorflow as tf
 from tensorflow.core.framework import function_pb2, graph_pb2
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import c_functions, prepared_functions, shared_functions
+from compat._runtime import (c_functions, cancellable_runs, prepared_functions,
+                             shared_functions)
+
+# Ops that call Python: what they wait for is the program's (a sleep, a lock, I/O).
+_PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 
 # Ops whose value lives outside the data stream: copying them into a map function would read
 # a fresh copy (a new variable) or nothing at all (a placeholder).
@@ -473,6 +477,8 @@ def lift(structure, stage_of, what: str) -> Lifted:
         return tf.nest.pack_sequence_as(structure, values, expand_composites=True)
 
     stateful = any(op.op_def.is_stateful and op.type not in ORDER_FREE_TABLE_OPS for op in ops)
+    if any(op.type in _PYTHON_OPS for op in ops):
+        cancellable_runs.note_may_wait(ops[0].graph)
     return Lifted(sources, function, stateful, tuple(ops), tuple(flat),
                   _source_outputs_read(sources, ops, flat))
 

@@ -52,7 +52,7 @@ from tensorflow.python.data.util import structure as _structure
 from tensorflow.python.data.util import traverse as _traverse
 from tensorflow.python.framework import function as legacy_function
 
-from compat._runtime import (build_context, dataset_factories, graph_hooks,
+from compat._runtime import (build_context, cancellable_runs, dataset_factories, graph_hooks,
                              prepared_functions, pull_maps, session_runs, stage_iterators,
                              written_datasets)
 
@@ -175,8 +175,10 @@ def register(dataset_factory: Callable[[], tf.data.Dataset], name: str, part_fac
 
 
 def note_fed_queue(graph) -> None:
-    """Note that `graph` has a queue fed by Session runs (see `may_wait_on_runs`)."""
+    """Note that `graph` has a queue fed by Session runs (see `may_wait_on_runs`): its runs
+    may wait on the feeder, where a closing Session must reach them (`cancellable_runs`)."""
     _plan_of(graph, create=True).has_fed_queue = True
+    cancellable_runs.note_may_wait(graph)
 
 
 def may_wait_on_runs(graph) -> bool:

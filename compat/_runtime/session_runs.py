@@ -33,6 +33,8 @@ from tensorflow.python.framework import tensor as _tensor
 from tensorflow.python.ops import session_ops as _session_ops
 from tensorflow.python.util import compat as _compat
 
+from compat._runtime import cancellable_runs
+
 # A run seen this often is prepared: a run made once (an initializer, a Saver's restore)
 # is not worth keeping.
 _RUNS_BEFORE_PREPARED = 2
@@ -127,13 +129,16 @@ class _PreparedRun:
 class _SessionRuns:
     """One Session's runs: how often each ran, or what was prepared for it."""
 
-    __slots__ = ("runs", "extended_version", "count")
+    __slots__ = ("runs", "extended_version", "count", "reads_stages", "reads_version")
 
     def __init__(self):
         self.runs: dict = {}  # key -> run count, _NOT_PREPARED, or a _PreparedRun
         # the graph's version when the Session was last extended with all of it
         self.extended_version = -1
         self.count = 0
+        # key -> whether the run reads a pipeline stage, while the graph is at reads_version
+        self.reads_stages: dict = {}
+        self.reads_version = -1
 
 
 def _results_builder(fetch_handler):
@@ -267,14 +272,25 @@ def install() -> None:
             if (self._closed or getattr(graph, "_compat_plan", None) is None  # pylint: disable=protected-access
                     or (feed_dict is not None and type(feed_dict) is not dict)):
                 return original(self, fetches, feed_dict, options, run_metadata)
-            starts = getattr(graph, "_compat_stream_starts", None)
-            if starts is not None and not starts.settled(self):
-                return starts.run(self, lambda: original(
-                    self, fetches, feed_dict, options, run_metadata))
             state = _state_of(self)
             try:
                 key = (_fetch_key(fetches), *map(id, feed_dict or ()))
             except TypeError:
+                key = None
+            if cancellable_runs.may_wait(graph) and _reads_a_stage(state, key, graph, fetches):
+                return cancellable_runs.run(
+                    self, lambda: run_here(self, state, key, fetches, feed_dict, options,
+                                           run_metadata),
+                    "its pipeline")
+            return run_here(self, state, key, fetches, feed_dict, options, run_metadata)
+
+        def run_here(self, state, key, fetches, feed_dict, options, run_metadata):
+            graph = self._graph  # pylint: disable=protected-access
+            starts = getattr(graph, "_compat_stream_starts", None)
+            if starts is not None and not starts.settled(self):
+                return starts.run(self, lambda: original(
+                    self, fetches, feed_dict, options, run_metadata))
+            if key is None:
                 return original(self, fetches, feed_dict, options, run_metadata)
             prepared = state.runs.get(key)
             if type(prepared) is _PreparedRun and graph.version == state.extended_version:
@@ -288,6 +304,17 @@ def install() -> None:
             if prepared is None or type(prepared) is int:
                 _count_run(state, key, graph, fetches, feed_dict)
             return result
+
+        original_close = _session.BaseSession.close
+
+        @functools.wraps(original_close)
+        def close(self):
+            if "_compat_calls" not in self.__dict__ or not self._session or self._closed:  # pylint: disable=protected-access
+                return original_close(self)
+            self._closed = True  # pylint: disable=protected-access
+            # The closure holds the Session: it is not deleted while its C session closes.
+            return cancellable_runs.close(
+                self, lambda: _session.tf_session.TF_CloseSession(self._session))  # pylint: disable=protected-access
 
         original_extend = _session.BaseSession._extend_graph  # pylint: disable=protected-access
 
@@ -303,7 +330,35 @@ def install() -> None:
             return None
 
         _session.BaseSession.run = run
+        _session.BaseSession.close = close
         _session.BaseSession._extend_graph = extend_graph  # pylint: disable=protected-access
+
+
+def _reads_a_stage(state, key, graph, fetches) -> bool:
+    """Whether the run reads a pipeline stage through tf.data (see `cancellable_runs`),
+    worked out once per run while the graph does not change."""
+    if state.reads_version != graph.version:
+        state.reads_stages.clear()
+        state.reads_version = graph.version
+    reads = None if key is None else state.reads_stages.get(key)
+    if reads is None:
+        # Stages read through tf.data's iterators; a fed queue's own dequeue is TF's kernel,
+        # which a closing Session cancels itself.
+        iterators = {name for name, stage in graph._compat_plan.stages.items()  # pylint: disable=protected-access
+                     if stage.get_next_op.type in ("IteratorGetNext", "IteratorGetNextSync")}
+        reads = cancellable_runs.reads_a_stage(_fetched_values(fetches), iterators)
+        if key is not None and len(state.reads_stages) < _MAX_COUNTED:
+            state.reads_stages[key] = reads
+    return reads
+
+
+def _fetched_values(fetches) -> list:
+    """The tensors and ops (or names) `fetches` holds, however nested."""
+    if isinstance(fetches, (list, tuple)):
+        return [value for part in fetches for value in _fetched_values(part)]
+    if isinstance(fetches, dict):
+        return [value for part in fetches.values() for value in _fetched_values(part)]
+    return [fetches]
 
 
 def _state_of(session) -> _SessionRuns:
