@@ -16,15 +16,30 @@ received), the median within-run ratio to `shim`, and the records delivered in a
 mode here serves every record once: about records x epochs, not workers x that). Each
 measurement runs in its own subprocess, the variants interleaved over the runs.
 
+`--splits` measures instead how `distributed_epoch` (ShardingPolicy.DYNAMIC) shares an epoch
+out: a dispatcher and `--workers` workers each in an OS process of its own on localhost, a
+client iterating a to_dataset pipeline over `--files` TFRecord files (shuffled by a seeded
+string_input_producer, tf.train.batch of 8), each record's label unique and each batch
+carrying the PID of the worker that made it. Reported: the records each worker made, their
+spread around the mean, and records lost or duplicated; with `--kill-after F`, the first
+worker is killed (SIGKILL) once a fraction F of the records has arrived and a new one
+started, and the records lost with it are reported. Every server process is killed by its
+PID at the end, also on failure.
+
     python benchmarks/bridge_throughput.py                  # 3 runs, 10,000 records x 6 epochs
     python benchmarks/bridge_throughput.py --runs 5 --json out.json
     python benchmarks/bridge_throughput.py --quick          # smoke run, numbers mean little
+    python benchmarks/bridge_throughput.py --splits --workers 4 --files 8
+    python benchmarks/bridge_throughput.py --splits --workers 4 --files 8 --kill-after 0.3
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -133,8 +148,16 @@ def run_variant(variant, path, epochs):
 
 
 def child_main(args):
+    if args.serve:
+        serve(args)
+        return
     try:
-        if args.write_data:
+        if args.split_client:
+            payload = {"ok": True, **split_client(args)}
+        elif args.write_files:
+            payload = {"ok": True, "paths": write_labeled_files(args.write_files, args.files,
+                                                                 args.per_file)}
+        elif args.write_data:
             _example().write_mnist_like_tfrecord(args.write_data, args.records)
             payload = {"ok": True}
         else:
@@ -143,6 +166,68 @@ def child_main(args):
         payload = {"ok": False, "error": f"{type(error).__name__}: {error}"[:2000]}
     print(json.dumps(payload), flush=True)
     os._exit(0)  # TF threads (queue runners, service servers) can hang interpreter teardown
+
+
+def write_labeled_files(directory, files, per_file):
+    """`files` TFRecord files of `per_file` records, each an Example whose label is unique."""
+    import tensorflow as tf
+    paths = []
+    for index in range(files):
+        path = os.path.join(directory, f"part-{index:03d}.tfrecord")
+        with tf.io.TFRecordWriter(path) as writer:
+            for row in range(per_file):
+                label = index * per_file + row
+                example = tf.train.Example(features=tf.train.Features(feature={
+                    "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))}))
+                writer.write(example.SerializeToString())
+        paths.append(path)
+    return paths
+
+
+def labeled_batches(tf, paths, batch_size=8):
+    """The pipeline served: labels, and the PID of the process that parsed each record
+    (read from /proc/self on the worker that runs it)."""
+    files = tf.train.string_input_producer(paths, num_epochs=1, seed=7)
+    _, value = tf.TFRecordReader().read(files)
+    label = tf.parse_single_example(value, {"label": tf.FixedLenFeature([], tf.int64)})["label"]
+    pid = tf.strings.to_number(tf.strings.split([tf.io.read_file("/proc/self/stat")], " ")
+                               .values[0], tf.int64)
+    return tf.train.batch([label, pid], batch_size=batch_size, allow_smaller_final_batch=True)
+
+
+def serve(args):
+    """Run a dispatcher or a worker of the tf.data service until killed."""
+    import tensorflow as tf
+    service = tf.data.experimental.service
+    if args.serve == "dispatcher":
+        server = service.DispatchServer(service.DispatcherConfig(port=args.port))
+    else:
+        server = service.WorkerServer(service.WorkerConfig(
+            dispatcher_address=args.dispatcher, port=args.port, heartbeat_interval_ms=500))
+    print(json.dumps({"ok": True, "serving": args.serve}), flush=True)
+    server.join()
+
+
+def split_client(args):
+    """Iterate the served pipeline; report labels and the worker (PID) of each."""
+    import tensorflow as tf
+    import compat
+    paths = json.loads(args.paths)
+    dataset = compat.to_dataset(labeled_batches, paths, graph_seed=1).apply(
+        tf.data.experimental.service.distribute(processing_mode="distributed_epoch",
+                                                service=f"grpc://{args.dispatcher}"))
+    total = len(paths) * args.per_file
+    labels, per_worker, killed = [], collections.Counter(), None
+    for batch_labels, pids in dataset:
+        labels.extend(batch_labels.numpy().tolist())
+        per_worker.update(pids.numpy().tolist())
+        if args.kill_pid and killed is None and len(labels) >= args.kill_after * total:
+            os.kill(args.kill_pid, signal.SIGKILL)
+            killed = len(labels)
+            with open(args.restart_file, "w") as out:  # the parent starts a new worker
+                out.write("restart")
+    return {"labels": labels, "per_worker": {str(pid): n for pid, n in per_worker.items()},
+            "killed_after": killed}
 
 
 # ------------------------------------------------------------------ parent side (no TF)
@@ -176,6 +261,94 @@ def measure_all(args, data_path):
                      if result["ok"] else f"ERROR {result['error']}")
             print(f"  run {run}/{args.runs}  {variant:<18} {shown}", flush=True)
     return results
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+def _start_server(arguments, servers):
+    env = dict(os.environ)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    process = subprocess.Popen([sys.executable, os.path.abspath(__file__)] + arguments,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    servers.append(process)
+    return process
+
+
+def measure_splits(args, data_dir):
+    """One distributed_epoch run with every server in its own process (see the docstring)."""
+    written = run_child(["--write-files", data_dir, "--files", str(args.files),
+                         "--per-file", str(args.per_file)])
+    if not written["ok"]:
+        return written
+    servers = []
+    try:
+        port = _free_port()
+        dispatcher = f"localhost:{port}"
+        _start_server(["--serve", "dispatcher", "--port", str(port)], servers)
+        ports = [_free_port() for _ in range(args.workers)]
+        for worker_port in ports:
+            _start_server(["--serve", "worker", "--dispatcher", dispatcher,
+                           "--port", str(worker_port)], servers)
+        workers = servers[1:]
+        time.sleep(2.0)  # the workers register with the dispatcher
+        restart_file = os.path.join(data_dir, "restart")
+        client = ["--split-client", "--dispatcher", dispatcher, "--paths",
+                  json.dumps(written["paths"]), "--per-file", str(args.per_file)]
+        if args.kill_after is not None:
+            client += ["--kill-pid", str(workers[0].pid), "--kill-after", str(args.kill_after),
+                       "--restart-file", restart_file]
+        env = dict(os.environ)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        # To files: a pipe nobody reads while the client runs would fill and stop it.
+        out_path, err_path = (os.path.join(data_dir, name) for name in ("out", "err"))
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            process = subprocess.Popen([sys.executable, os.path.abspath(__file__)] + client,
+                                       stdout=out, stderr=err, env=env)
+        servers.append(process)
+        restarted = False
+        deadline = time.monotonic() + CHILD_TIMEOUT_S
+        while process.poll() is None and time.monotonic() < deadline:
+            if not restarted and os.path.exists(restart_file):
+                # Restarted at its address, as a supervisor restarts a worker: the client
+                # goes on reading from it.
+                restarted = True
+                _start_server(["--serve", "worker", "--dispatcher", dispatcher,
+                               "--port", str(ports[0])], servers)
+            time.sleep(0.05)
+        with open(out_path) as out, open(err_path) as err:
+            lines = [line for line in out.read().splitlines() if line.startswith("{")]
+            if not lines:
+                return {"ok": False, "error": f"client: no result; stderr ends: "
+                                              f"{err.read()[-800:]}"}
+        return json.loads(lines[-1])
+    finally:
+        for server in servers:
+            if server.poll() is None:
+                os.kill(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+def format_splits(result, args) -> str:
+    total = args.files * args.per_file
+    counts = collections.Counter(result["labels"])
+    lost = total - len(counts)
+    duplicated = sum(n - 1 for n in counts.values() if n > 1)
+    per_worker = sorted(result["per_worker"].values(), reverse=True)
+    mean = sum(per_worker) / len(per_worker)
+    spread = max(abs(n - mean) / mean for n in per_worker) if mean else 0.0
+    lines = [f"distributed_epoch: {args.files} files x {args.per_file:,} records, "
+             f"{args.workers} worker processes"
+             + (f", worker 1 killed after {result['killed_after']:,} records and replaced"
+                if result.get("killed_after") else ""),
+             f"records per worker: {', '.join(f'{n:,}' for n in per_worker)} "
+             f"(mean {mean:,.0f}; largest difference from it {spread:.0%})",
+             f"records lost: {lost:,} of {total:,} ({lost / total:.1%}); duplicated: "
+             f"{duplicated:,}"]
+    return "\n".join(lines)
 
 
 def summarize(results):
@@ -232,17 +405,46 @@ def build_parser():
                              "summary to this JSON file")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: small file, 1 run (the numbers mean little)")
+    parser.add_argument("--splits", action="store_true",
+                        help="measure how distributed_epoch shares an epoch among worker "
+                             "processes instead (see above)")
+    parser.add_argument("--workers", type=int, default=4, help="--splits: worker processes")
+    parser.add_argument("--files", type=int, default=8, help="--splits: files of the epoch")
+    parser.add_argument("--per-file", type=int, default=2_000,
+                        help="--splits: records per file (default 2000)")
+    parser.add_argument("--kill-after", type=float, metavar="F",
+                        help="--splits: kill the first worker once a fraction F of the "
+                             "records has arrived, and start a new one")
     internal = parser.add_argument_group("internal (the subprocess side)")
     internal.add_argument("--variant", choices=VARIANTS, help="measure this variant, print JSON")
     internal.add_argument("--data", metavar="PATH", help="the TFRecord file a --variant reads")
     internal.add_argument("--write-data", metavar="PATH", help="write --records records here")
+    internal.add_argument("--write-files", metavar="DIR", help="write the --splits files here")
+    internal.add_argument("--serve", choices=("dispatcher", "worker"))
+    internal.add_argument("--port", type=int, default=0)
+    internal.add_argument("--dispatcher", metavar="HOST:PORT")
+    internal.add_argument("--split-client", action="store_true")
+    internal.add_argument("--paths", help="the files the --split-client pipeline reads (JSON)")
+    internal.add_argument("--kill-pid", type=int)
+    internal.add_argument("--restart-file")
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    if args.variant or args.write_data:
+    if args.variant or args.write_data or args.write_files or args.serve or args.split_client:
         child_main(args)
+    if args.splits:
+        with tempfile.TemporaryDirectory(prefix="bridge_splits_") as data_dir:
+            result = measure_splits(args, data_dir)
+        if not result.get("ok"):
+            print(f"failed: {result.get('error')}", file=sys.stderr)
+            return 1
+        print(format_splits(result, args))
+        if args.json:
+            with open(args.json, "w") as out:
+                json.dump({"config": vars(args), "result": result}, out)
+        return 0
     if args.quick:
         args.runs, args.records = 1, QUICK_RECORDS
         print("WARNING: --quick: small input and one run, the numbers mean little.", flush=True)

@@ -58,6 +58,7 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
     readers.read_each_file_alone(graph)
     build_context.functions_as_tf_makes_them(graph)
     build_context.repeatable_order(graph)
+    build_context.epochs_split_by_row(graph)
     with graph.as_default():
         if graph_seed is not None:
             shim.set_random_seed(graph_seed)

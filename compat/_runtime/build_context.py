@@ -182,6 +182,17 @@ def repeatable_order(graph: tf.Graph) -> None:
     graph._compat_repeatable_order = True  # pylint: disable=protected-access
 
 
+def epochs_split_by_row(graph: tf.Graph) -> None:
+    """Make the producers built in `graph` give their epochs as one list of rows where they
+    can (for `compat.to_dataset`: the tf.data service's dynamic sharding then hands out a
+    file at a time, not a whole epoch; see `producers`)."""
+    graph._compat_epochs_split_by_row = True  # pylint: disable=protected-access
+
+
+def epochs_split_by_row_now() -> bool:
+    return getattr(tf.compat.v1.get_default_graph(), "_compat_epochs_split_by_row", False)
+
+
 def repeatable_order_now() -> bool:
     frames = _build_frames.__dict__.get("frames")
     return bool(frames) and frames[-1].repeatable_order

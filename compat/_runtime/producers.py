@@ -122,6 +122,29 @@ def _larger_than_evaluated(size, dtype, value=None) -> bool:
     return size * dtype.size > _LARGEST_EVALUATED
 
 
+# Epochs given as one list of rows hold at most this many rows (see `_rows_of_all_epochs`).
+_MOST_ROWS_LISTED = 1 << 20
+
+
+def _rows_of_all_epochs(rows, num_epochs, shuffle_seeds) -> tf.data.Dataset | None:
+    """The rows of `num_epochs` shuffled epochs, as one dataset of slices of their list: the
+    same rows in the same order as epoch after epoch (the shuffle's k-th call permutes the
+    k-th epoch, once, when the pipeline starts), and each row a split of its own to the
+    tf.data service's dynamic sharding, where the epochs of a repeated input are one split
+    each. Seeded only: unseeded, every worker would list its own permutations. None where
+    it does not apply."""
+    count = rows.shape.num_elements()
+    if (num_epochs is None or shuffle_seeds is None or shuffle_seeds == (0, 0)
+            or count is None or count * num_epochs > _MOST_ROWS_LISTED):
+        return None
+    seed, seed2 = shuffle_seeds
+    epochs = tf.data.Dataset.from_tensors(rows).repeat(num_epochs).map(
+        lambda rows: tf.raw_ops.RandomShuffle(value=rows, seed=seed, seed2=seed2))
+    listed = epochs.batch(num_epochs).get_single_element()
+    return tf.data.Dataset.from_tensor_slices(
+        tf.reshape(listed, tf.concat([[-1], tf.shape(rows)[1:]], 0)))
+
+
 def _epochs(input_tensor, element_shape, num_epochs, shuffle_seeds, consumer):
     """A dataset of the input's rows, epoch after epoch, each epoch one permutation."""
     def elements():
@@ -131,6 +154,10 @@ def _epochs(input_tensor, element_shape, num_epochs, shuffle_seeds, consumer):
             # No function computing the epoch (one fewer to trace and prepare at the first
             # run): only the shuffle, if any, is applied per epoch.
             rows = value if value is input_tensor else tf.constant(value, input_tensor.dtype)
+            listed = (_rows_of_all_epochs(rows, num_epochs, shuffle_seeds)
+                      if build_context.epochs_split_by_row_now() else None)
+            if listed is not None:
+                return listed
             if shuffle_seeds is None:
                 return written_datasets.repeated(written_datasets.from_tensor_slices(rows),
                                                  num_epochs)
