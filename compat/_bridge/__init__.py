@@ -21,7 +21,7 @@ from tensorflow.python.framework import tensor_util
 
 from compat._bridge import dataset_graphs, fingerprinted
 from compat._runtime import (build_context, element_source, lifting, plan, readers,
-                             stage_iterators)
+                             stage_iterators, tf1_fallback)
 
 # Op types whose state the private graph's Session would hold (or feed): the rebuilt
 # dataset could not see it. Types -> what the user wrote.
@@ -59,6 +59,7 @@ def to_dataset(build: Callable, *args, graph_seed: int | None = None, **kwargs) 
     build_context.functions_as_tf_makes_them(graph)
     build_context.repeatable_order(graph)
     build_context.epochs_split_by_row(graph)
+    tf1_fallback.without_session(graph)
     with graph.as_default():
         if graph_seed is not None:
             shim.set_random_seed(graph_seed)

@@ -17,7 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from compat._runtime import (arguments, batch_fusion, build_context, datasets, element_source,
-                             fed_batches, plan, unit_maps, vectorize, written_datasets)
+                             fed_batches, plan, tf1_fallback, unit_maps, vectorize,
+                             written_datasets)
 from compat._runtime.graph_mode import require_graph_mode
 
 # Elements the pipeline keeps ready ahead of the consumer, as a TF1 batching queue's runner
@@ -411,6 +412,7 @@ def _batch_stage(tensors, tensors_list, batch_size, keep_input, *, capacity, enq
     return _as_original_type(original, dequeued)
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["tensors"])
 def batch(tensors, batch_size, num_threads=1, capacity=32,
           enqueue_many=False, shapes=None, dynamic_pad=False,
           allow_smaller_final_batch=False, shared_name=None, name=None):
@@ -421,6 +423,7 @@ def batch(tensors, batch_size, num_threads=1, capacity=32,
                         default_name="batch", num_threads=num_threads)
 
 
+@tf1_fallback.when_not_compilable(lambda a: (a["tensors"], a["keep_input"]))
 def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
                 enqueue_many=False, shapes=None, dynamic_pad=False,
                 allow_smaller_final_batch=False, shared_name=None, name=None):
@@ -431,6 +434,7 @@ def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
                         default_name="batch", num_threads=num_threads)
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["tensors_list"])
 def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False,
                shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
                shared_name=None, name=None):
@@ -441,6 +445,7 @@ def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False,
                         default_name="batch_join")
 
 
+@tf1_fallback.when_not_compilable(lambda a: (a["tensors_list"], a["keep_input"]))
 def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32,
                      enqueue_many=False, shapes=None, dynamic_pad=False,
                      allow_smaller_final_batch=False, shared_name=None,
@@ -452,6 +457,7 @@ def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32,
                         default_name="batch_join")
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["tensors"])
 def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue,
                   num_threads=1, seed=None, enqueue_many=False, shapes=None,
                   allow_smaller_final_batch=False, shared_name=None, name=None):
@@ -463,6 +469,7 @@ def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue,
                         shuffle=(min_after_dequeue, seed))
 
 
+@tf1_fallback.when_not_compilable(lambda a: (a["tensors"], a["keep_input"]))
 def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue,
                         keep_input, num_threads=1, seed=None,
                         enqueue_many=False, shapes=None,
@@ -476,6 +483,7 @@ def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue,
                         shuffle=(min_after_dequeue, seed))
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["tensors_list"])
 def shuffle_batch_join(tensors_list, batch_size, capacity,
                        min_after_dequeue, seed=None, enqueue_many=False,
                        shapes=None, allow_smaller_final_batch=False,
@@ -487,6 +495,7 @@ def shuffle_batch_join(tensors_list, batch_size, capacity,
                         default_name="shuffle_batch_join", shuffle=(min_after_dequeue, seed))
 
 
+@tf1_fallback.when_not_compilable(lambda a: (a["tensors_list"], a["keep_input"]))
 def maybe_shuffle_batch_join(tensors_list, batch_size, capacity,
                              min_after_dequeue, keep_input, seed=None,
                              enqueue_many=False, shapes=None,

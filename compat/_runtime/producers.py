@@ -15,7 +15,7 @@ import tensorflow as tf
 from tensorflow.python.framework import tensor_util
 
 from compat._runtime import (arguments, build_context, datasets, element_source, epoch_maps,
-                             plan, written_datasets)
+                             plan, tf1_fallback, written_datasets)
 from compat._runtime.graph_mode import require_graph_mode
 from compat._runtime.stage_queue import StageQueue
 
@@ -27,6 +27,7 @@ def match_filenames_once(pattern, name=None):
         return tf.io.matching_files(pattern, name=scope.rstrip("/") if scope else None)
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["tensor"])
 def limit_epochs(tensor, num_epochs=None, name=None):
     if num_epochs is None:
         return tensor
@@ -188,6 +189,7 @@ def _epochs(input_tensor, element_shape, num_epochs, shuffle_seeds, consumer):
     return elements
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["input_tensor"])
 def input_producer(input_tensor,
                    element_shape=None,
                    num_epochs=None,
@@ -223,6 +225,7 @@ def input_producer(input_tensor,
                           static_rows=lambda: tf.get_static_value(input_tensor))
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["string_tensor"])
 def string_input_producer(string_tensor,
                           num_epochs=None,
                           shuffle=True,
@@ -252,6 +255,7 @@ def string_input_producer(string_tensor,
             name=scope, cancel_op=cancel_op)
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["limit"])
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None,
                          capacity=32, shared_name=None, name=None):
     with tf.compat.v1.name_scope(name, "input_producer", [limit]) as scope:
@@ -262,6 +266,7 @@ def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None,
                               shared_name, None, scope)
 
 
+@tf1_fallback.when_not_compilable(lambda a: a["tensor_list"])
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
                          capacity=32, shared_name=None, name=None):
     with tf.compat.v1.name_scope(name, "input_producer", tensor_list):

@@ -20,10 +20,15 @@ def _work_units(queue, api):
     new_consumer = getattr(queue, "new_consumer", None)
     if new_consumer is None:
         raise TypeError(
-            f"{api}: `queue` must be a queue built with compat.v1 (a producer such as "
-            f"tf.train.string_input_producer, or a compat.v1 queue); got {queue!r}. Build the "
-            "filename queue with `import compat.v1 as tf` too.")
+            f"{api}: `queue` must be a queue (a producer such as "
+            f"tf.train.string_input_producer, a compat.v1 queue, or a TF queue); got {queue!r}.")
     return new_consumer()
+
+
+def _is_tf_queue(queue) -> bool:
+    """Whether `queue` is one of TensorFlow's own queues (built by code that calls TensorFlow
+    itself, as tf_slim does), not a compat.v1 one."""
+    return getattr(queue, "new_consumer", None) is None and hasattr(queue, "queue_ref")
 
 
 # What a reader's read and read_up_to give: (key, value) and (keys, values).
@@ -94,6 +99,7 @@ class ReaderBase:
         self._graph = None
         # queue id -> whether its files are read whole (see `_records_for`)
         self._reads_whole = {}
+        self._tf1 = None  # TF's reader, for TF queues (see `_tf1_reader`)
 
     def _records_of(self, work_units, records_of):
         """`work_units.flat_map(records_of)`, counted when the counters are in use."""
@@ -164,7 +170,21 @@ class ReaderBase:
     def supports_serialize(self):
         return self._supports_serialize
 
+    def _tf1_arguments(self) -> dict:
+        """The arguments of TF's reader of this kind, configured as this one."""
+        return {}
+
+    def _tf1_reader(self):
+        """TF's reader of this kind and configuration, which reads a TF queue (see
+        `tf1_fallback`): made once, so that its counters count every read of it."""
+        if self._tf1 is None:
+            self._tf1 = getattr(tf.compat.v1, type(self).__name__)(
+                name=self._name, **self._tf1_arguments())
+        return self._tf1
+
     def read(self, queue, name=None):
+        if _is_tf_queue(queue):
+            return self._tf1_reader().read(queue, name=name)
         work_units = _work_units(queue, f"{self._name}.read")
         self._graph = tf.compat.v1.get_default_graph()
         records_of = self._records_for(queue)
@@ -206,6 +226,8 @@ class ReaderBase:
         return key, value
 
     def read_up_to(self, queue, num_records, name=None):
+        if _is_tf_queue(queue):
+            return self._tf1_reader().read_up_to(queue, num_records, name=name)
         work_units = _work_units(queue, f"{self._name}.read_up_to")
         self._graph = tf.compat.v1.get_default_graph()
         records_of = self._records_for(queue)
@@ -222,14 +244,20 @@ class ReaderBase:
         return keys, values
 
     def num_records_produced(self, name=None):
+        if self._tf1 is not None:
+            return self._tf1.num_records_produced(name=name)
         self._count()
         return self._counters.value("records", name)
 
     def num_work_units_completed(self, name=None):
+        if self._tf1 is not None:
+            return self._tf1.num_work_units_completed(name=name)
         self._count()
         return self._counters.value("work_units", name)
 
     def reset(self, name=None):
+        if self._tf1 is not None:
+            return self._tf1.reset(name=name)
         self._count()
         # A Session starts every stage afresh; within one, the stream is not restarted, but
         # the counters a user watches go back to zero as TF1's do.
@@ -255,8 +283,12 @@ class TFRecordReader(ReaderBase):
 
     def __init__(self, name=None, options=None):
         super().__init__(None)
+        self._options = options
         self._compression_type = record_sources.compression_type_of(options)
         self._name = name or "TFRecordReader"
+
+    def _tf1_arguments(self):
+        return {"options": self._options}
 
     def _records(self, work_unit, count_records, with_keys=True):
         return record_sources.tfrecord_records(work_unit, self._compression_type,
@@ -277,6 +309,9 @@ class TextLineReader(ReaderBase):
         self._skip_header_lines = skip_header_lines or 0
         self._name = name or "TextLineReader"
 
+    def _tf1_arguments(self):
+        return {"skip_header_lines": self._skip_header_lines}
+
     def _whole_file_limit(self):
         return streamed_files.WHOLE_FILE_BYTES
 
@@ -296,6 +331,9 @@ class FixedLengthRecordReader(ReaderBase):
                             footer_bytes=footer_bytes or 0, hop_bytes=hop_bytes or 0,
                             encoding=encoding or "")
         self._name = name or "FixedLengthRecordReader"
+
+    def _tf1_arguments(self):
+        return dict(self._layout)
 
     def _whole_file_limit(self):
         if self._layout["encoding"]:

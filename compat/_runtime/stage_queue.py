@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Callable
 
 import tensorflow as tf
+from tensorflow.python.ops import data_flow_ops
+from tensorflow.python.training import queue_runner_impl
 
 from compat._runtime import plan
 
@@ -38,6 +40,7 @@ class StageQueue:
         self._consumers = 0
         self.reads_only = reads_only
         self._static_rows = static_rows
+        self._tf_queue = None  # see `queue_ref`
 
     # --- the TF1 QueueBase surface -------------------------------------------------------
     @property
@@ -58,9 +61,22 @@ class StageQueue:
 
     @property
     def queue_ref(self):
-        raise TypeError(
-            f"queue {self._name!r} is a compat.v1 pipeline stage, not a TF queue resource: it "
-            "has no queue_ref. Use its dequeue*() methods, or pass it to a compat.v1 reader.")
+        """The handle of a TF queue holding this queue's elements, for TensorFlow's own ops
+        on it (a reader of TensorFlow's, a library's dequeue): see `_as_tf_queue`."""
+        if self._tf_queue is None:
+            self._tf_queue = self._as_tf_queue()
+        return self._tf_queue.queue_ref
+
+    def _as_tf_queue(self):
+        """A TF FIFOQueue of this queue's capacity, filled with its elements by a runner
+        thread (a QueueRunner in the graph's collection, started by start_queue_runners), as
+        TF1's runner fills TF1's queue; closed when the elements end."""
+        queue = data_flow_ops.FIFOQueue(self._capacity, self._dtypes, shapes=self._shapes,
+                                        names=self._names, name=f"{self._name}_tf_queue")
+        element = self.dequeue()
+        enqueue = queue.enqueue(element)
+        queue_runner_impl.add_queue_runner(queue_runner_impl.QueueRunner(queue, [enqueue]))
+        return queue
 
     def dequeue(self, name=None):
         return self._register(lambda dataset: dataset, name or "dequeue", ())

@@ -2,7 +2,9 @@
 import numpy as np
 import pytest
 
-from conftest import build_error, run_stream
+from conftest import run_stream, tf_real
+from session_streams import stream_until_error
+from streams import assert_streams_equal
 
 pytestmark = pytest.mark.needs_tf
 
@@ -42,25 +44,52 @@ def test_set_shape_and_static_batch_shapes_survive_lifting(legacy, shim):
 
 
 def fed_from_placeholder(tf):
-    x = tf.placeholder(tf.float32, [3], name="user_features")
-    index = tf.train.range_input_producer(4).dequeue()
+    x = tf.placeholder_with_default(tf.constant([1.0, 2.0, 3.0]), [3], name="user_features")
+    index = tf.train.range_input_producer(4, num_epochs=2, shuffle=False).dequeue()
     return tf.train.batch([x * tf.cast(index, tf.float32)], batch_size=2)
 
 
 def reads_a_variable(tf):
     scale = tf.Variable(2.0, name="user_scale")
-    index = tf.train.range_input_producer(4).dequeue()
+    index = tf.train.range_input_producer(4, num_epochs=2, shuffle=False).dequeue()
     return tf.train.batch([scale * tf.cast(index, tf.float32)], batch_size=2)
 
 
-@pytest.mark.parametrize("build,op_name", [(fed_from_placeholder, "user_features"),
+def unfed_placeholder(tf):
+    x = tf.placeholder(tf.float32, [3], name="user_features")
+    index = tf.train.range_input_producer(4, num_epochs=2, shuffle=False).dequeue()
+    return tf.train.batch([x * tf.cast(index, tf.float32)], batch_size=2)
+
+
+@pytest.mark.parametrize("build", [fed_from_placeholder, reads_a_variable])
+def test_inputs_no_pipeline_can_hold_run_on_tf1_queues(build, legacy, shim):
+    """A placeholder (with a default) or a variable feeding the per-element computation
+    cannot move into a tf.data pipeline: in graph mode the batch runs on TF1's own queue and
+    runner thread (`tf1_fallback`), with TF1's batches."""
+    expected = run_stream(legacy, build)
+    assert len(expected) == 4
+    assert_streams_equal(expected, run_stream(shim, build))
+
+
+def test_a_placeholder_no_runner_can_feed_fails_as_in_tf1(legacy, shim):
+    """TF1's runner thread cannot feed the placeholder: its enqueue fails, the Coordinator
+    re-raises the error at join, and the consumer's run sees the closed queue."""
+    expected = stream_until_error(legacy, unfed_placeholder)
+    got = stream_until_error(shim, unfed_placeholder)
+    assert type(got[1]) is type(expected[1]) is tf_real.errors.InvalidArgumentError
+    assert got[0] == expected[0] == []
+
+
+@pytest.mark.parametrize("build,op_name", [(unfed_placeholder, "user_features"),
                                            (reads_a_variable, "user_scale")])
-def test_unliftable_op_is_named_with_what_to_do(build, op_name, shim):
-    from compat._runtime.lifting import LiftError
-    error = build_error(shim, build)
-    assert isinstance(error, LiftError)
-    assert op_name in str(error)
-    assert "Use" in str(error) or "Feed" in str(error)
+def test_to_dataset_refuses_what_only_a_session_can_run(build, op_name):
+    """Without a Session no TF1 runner can run the part that cannot be compiled: to_dataset
+    refuses it, naming the op and what to do."""
+    import compat
+    with pytest.raises(ValueError, match="compat.to_dataset") as raised:
+        compat.to_dataset(build)
+    assert op_name in str(raised.value)
+    assert "Use" in str(raised.value) or "Feed" in str(raised.value)
 
 
 def constant_source(tf):

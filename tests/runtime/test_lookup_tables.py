@@ -202,12 +202,25 @@ REFUSED = [(mutable_table_per_element, "counts"), (table_without_a_name, "privat
 
 
 @pytest.mark.parametrize("build,named", REFUSED, ids=[build.__name__ for build, _ in REFUSED])
-def test_tables_the_pipeline_cannot_find_are_refused_with_a_fix(build, named, shim):
-    from compat._runtime.lifting import LiftError
-    error = build_error(shim, build)
-    assert isinstance(error, LiftError), error
-    assert named in str(error)
-    assert "after batching" in str(error)
+def test_tables_the_pipeline_cannot_find_run_on_tf1_queues(build, named, legacy, shim):
+    """A table no pipeline can find (mutable, private to its op, initialized as the lookup
+    runs): in graph mode the batch runs on TF1's own queue and runner (`tf1_fallback`), with
+    TF1's batches; `to_dataset`, which has no Session, refuses it, naming it and the fix."""
+    def outcome(tf):
+        try:
+            return run_with_tables(tf, build), None
+        except Exception as error:  # noqa: BLE001 - the type is what the test compares
+            return None, error
+
+    (expected, expected_error), (got, error) = outcome(legacy), outcome(shim)
+    assert type(error) is type(expected_error), (expected_error, error)
+    if expected_error is None:
+        assert_streams_equal(expected, got)
+    import compat
+    with pytest.raises(ValueError, match="compat.to_dataset") as raised:
+        compat.to_dataset(build)
+    assert named in str(raised.value)
+    assert "after batching" in str(raised.value)
 
 
 def test_looking_up_after_the_batch_is_the_fix_that_works(legacy, shim):
