@@ -25,6 +25,8 @@ from tensorflow.python.framework import errors
 from tensorflow.python.platform import tf_logging as logging
 from tensorflow.python.training import queue_runner_impl
 
+from compat._runtime import session_runs
+
 _QUEUE_RUNNERS = tf.compat.v1.GraphKeys.QUEUE_RUNNERS
 
 
@@ -248,6 +250,8 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
             return []
         raise TypeError("sess must be a `tf.Session` object. Given class: {}".format(
             sess.__class__))
+    if coord is not None:
+        session_runs.note_coordinator(sess, coord)
     with sess.graph.as_default():
         threads = []
         for runner in tf.compat.v1.get_collection(collection):

@@ -28,6 +28,7 @@ import threading
 import numpy as np
 from tensorflow.python.client import session as _session
 from tensorflow.python.framework import dtypes as _dtypes
+from tensorflow.python.framework import errors as _errors
 from tensorflow.python.framework import ops as _ops
 from tensorflow.python.framework import tensor as _tensor
 from tensorflow.python.ops import session_ops as _session_ops
@@ -129,7 +130,8 @@ class _PreparedRun:
 class _SessionRuns:
     """One Session's runs: how often each ran, or what was prepared for it."""
 
-    __slots__ = ("runs", "extended_version", "count", "reads_stages", "reads_version")
+    __slots__ = ("runs", "extended_version", "count", "reads_stages", "reads_version",
+                 "coordinators", "stopped_stages")
 
     def __init__(self):
         self.runs: dict = {}  # key -> run count, _NOT_PREPARED, or a _PreparedRun
@@ -139,6 +141,10 @@ class _SessionRuns:
         # key -> whether the run reads a pipeline stage, while the graph is at reads_version
         self.reads_stages: dict = {}
         self.reads_version = -1
+        # the Coordinators start_queue_runners was given for this Session, and the stages
+        # stopped by an error reported to them (see `_as_tf1_runner_error`)
+        self.coordinators: list = []
+        self.stopped_stages: dict = {}
 
 
 def _results_builder(fetch_handler):
@@ -277,12 +283,18 @@ def install() -> None:
                 key = (_fetch_key(fetches), *map(id, feed_dict or ()))
             except TypeError:
                 key = None
-            if cancellable_runs.may_wait(graph) and _reads_a_stage(state, key, graph, fetches):
-                return cancellable_runs.run(
-                    self, lambda: run_here(self, state, key, fetches, feed_dict, options,
-                                           run_metadata),
-                    "its pipeline")
-            return run_here(self, state, key, fetches, feed_dict, options, run_metadata)
+            if state.stopped_stages:
+                _refuse_stopped_stages(state, graph, fetches)
+            try:
+                if cancellable_runs.may_wait(graph) and _reads_a_stage(state, key, graph,
+                                                                       fetches):
+                    return cancellable_runs.run(
+                        self, lambda: run_here(self, state, key, fetches, feed_dict, options,
+                                               run_metadata),
+                        "its pipeline")
+                return run_here(self, state, key, fetches, feed_dict, options, run_metadata)
+            except _errors.OpError as error:
+                raise _as_tf1_runner_error(self, state, graph, error) from None
 
         def run_here(self, state, key, fetches, feed_dict, options, run_metadata):
             graph = self._graph  # pylint: disable=protected-access
@@ -332,6 +344,48 @@ def install() -> None:
         _session.BaseSession.run = run
         _session.BaseSession.close = close
         _session.BaseSession._extend_graph = extend_graph  # pylint: disable=protected-access
+
+
+def note_coordinator(session, coord) -> None:
+    """`start_queue_runners(session, coord)` was called: TF1's runner threads of `session`
+    report their errors to `coord`."""
+    state = _state_of(session)
+    if all(known is not coord for known in state.coordinators):
+        state.coordinators.append(coord)
+
+
+def _as_tf1_runner_error(session, state, graph, error):
+    """The error a run that read a failing pipeline stage gets, as in TF1.
+
+    TF1 computes a stage's elements in its runner threads: an error there (a missing file, a
+    corrupt record, a py_func that raises) goes to the Coordinator given to
+    `start_queue_runners`, which stops the runners and closes the queues, so the consumer's
+    run gets OutOfRangeError and `coord.join()` re-raises the error. The shim computes them
+    in the run itself: with such a Coordinator, the error goes to it and the run (and every
+    later one reading that stage) gets OutOfRangeError; without one it is raised by the run
+    (TF1's consumer would wait forever on a queue nobody closes)."""
+    op = getattr(error, "op", None)
+    name = getattr(op, "name", None)
+    stages = graph._compat_plan.stages  # pylint: disable=protected-access
+    if (isinstance(error, (_errors.OutOfRangeError, _errors.CancelledError))
+            or name not in stages or not state.coordinators):
+        return error
+    for coord in state.coordinators:
+        coord.request_stop(error)
+    stage = stages[name]
+    message = (f"{stage.name} is closed and has insufficient elements: its input failed "
+               f"with {type(error).__name__}, reported to the Coordinator (coord.join() "
+               f"raises it)")
+    state.stopped_stages[name] = message
+    return _errors.OutOfRangeError(None, op, message)
+
+
+def _refuse_stopped_stages(state, graph, fetches) -> None:
+    """Raise TF1's OutOfRangeError for a run reading a stage stopped by an error (see
+    `_as_tf1_runner_error`): TF1's queue stays closed."""
+    for name, message in state.stopped_stages.items():
+        if cancellable_runs.reads_a_stage(_fetched_values(fetches), {name}):
+            raise _errors.OutOfRangeError(None, graph.get_operation_by_name(name), message)
 
 
 def _reads_a_stage(state, key, graph, fetches) -> bool:
