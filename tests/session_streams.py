@@ -38,7 +38,16 @@ def run_stream(tf, build, max_steps=10_000, graph_seed=None, initialize_tables=F
 def stream_until_error(tf, build):
     """The values fetched before the pipeline failed, and the error (None when it ended):
     raised by a run, or by the queue runners at `coord.join`, where TF1 reports a reader's."""
-    values, error = [], None
+    values, at_run, at_join = stream_and_error_points(tf, build)
+    if isinstance(at_run, tf_real.errors.OutOfRangeError):
+        at_run = None
+    return values, at_run or at_join
+
+
+def stream_and_error_points(tf, build):
+    """The values fetched until a run raised, the error that run raised (OutOfRangeError
+    included), and the error `coord.join` raised (None where none did)."""
+    values, at_run, at_join = [], None, None
     with tf_real.Graph().as_default():
         fetches = build(tf)
         with tf.Session() as sess:
@@ -48,16 +57,14 @@ def stream_until_error(tf, build):
             try:
                 while True:
                     values.append(sess.run(fetches))
-            except tf_real.errors.OutOfRangeError:
-                pass
             except tf_real.errors.OpError as raised:
-                error = raised
+                at_run = raised
             coord.request_stop()
             try:
                 coord.join(threads, stop_grace_period_secs=10)
             except tf_real.errors.OpError as raised:
-                error = error or raised
-    return values, error
+                at_join = raised
+    return values, at_run, at_join
 
 
 def drain_consumers(tf, build, max_steps=500):

@@ -3,7 +3,7 @@ message that names the argument. The type is asked of TF1, never written down he
 import pytest
 
 from conftest import build_error, run_stream
-from session_streams import stream_until_error
+from session_streams import stream_and_error_points, stream_until_error
 
 pytestmark = pytest.mark.needs_tf
 
@@ -224,25 +224,9 @@ def test_many_files_fail_after_the_records_before_the_bad_one(tmp_path, damage, 
 def _error_points(tf, build):
     """(batch sizes delivered, the error type the consumer's run got, the error type
     coord.join raised): where TF1 reports a runner's error."""
-    import tensorflow as real
-    sizes, at_run, at_join = [], None, None
-    with real.Graph().as_default():
-        fetch = build(tf)
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess, coord)
-            try:
-                while True:
-                    sizes.append(len(sess.run(fetch)))
-            except real.errors.OpError as error:
-                at_run = type(error)
-            coord.request_stop()
-            try:
-                coord.join(threads, stop_grace_period_secs=10)
-            except real.errors.OpError as error:
-                at_join = type(error)
-    return sizes, at_run, at_join
+    values, at_run, at_join = stream_and_error_points(tf, build)
+    return ([len(value) for value in values], at_run and type(at_run),
+            at_join and type(at_join))
 
 
 def test_a_read_error_reaches_the_coordinator_and_the_run_sees_the_end(tmp_path, legacy,
