@@ -294,7 +294,7 @@ def install() -> None:
                         "its pipeline")
                 return run_here(self, state, key, fetches, feed_dict, options, run_metadata)
             except _errors.OpError as error:
-                raise _as_tf1_runner_error(self, state, graph, error) from None
+                raise _as_tf1_runner_error(self, state, graph, error, fetches) from None
 
         def run_here(self, state, key, fetches, feed_dict, options, run_metadata):
             graph = self._graph  # pylint: disable=protected-access
@@ -354,7 +354,7 @@ def note_coordinator(session, coord) -> None:
         state.coordinators.append(coord)
 
 
-def _as_tf1_runner_error(session, state, graph, error):
+def _as_tf1_runner_error(session, state, graph, error, fetches):
     """The error a run that read a failing pipeline stage gets, as in TF1.
 
     TF1 computes a stage's elements in its runner threads: an error there (a missing file, a
@@ -364,12 +364,24 @@ def _as_tf1_runner_error(session, state, graph, error):
     in the run itself: with such a Coordinator, the error goes to it and the run (and every
     later one reading that stage) gets OutOfRangeError; without one it is raised by the run
     (TF1's consumer would wait forever on a queue nobody closes)."""
-    op = getattr(error, "op", None)
-    name = getattr(op, "name", None)
     stages = graph._compat_plan.stages  # pylint: disable=protected-access
     if (isinstance(error, (_errors.OutOfRangeError, _errors.CancelledError))
-            or name not in stages or not state.coordinators):
+            or not state.coordinators):
         return error
+    op = getattr(error, "op", None)
+    name = getattr(op, "name", None)
+    if name not in stages:
+        # The error names a user op that failed inside a stage's pipeline (a py_func the
+        # pipeline copied), or none: the stage is the one the run reads. An op the run
+        # itself runs (the model's) fails as in TF1.
+        fetched = _fetched_values(fetches)
+        if name is not None and cancellable_runs.reads_a_stage(fetched, {name}):
+            return error
+        name = next((stage for stage in stages
+                     if cancellable_runs.reads_a_stage(fetched, {stage})), None)
+        if name is None:
+            return error
+        op = graph.get_operation_by_name(name)
     for coord in state.coordinators:
         coord.request_stop(error)
     stage = stages[name]

@@ -2,7 +2,7 @@
 message that names the argument. The type is asked of TF1, never written down here."""
 import pytest
 
-from conftest import build_error, run_stream
+from conftest import build_error, run_stream, tf_real
 from session_streams import stream_and_error_points, stream_until_error
 
 pytestmark = pytest.mark.needs_tf
@@ -229,16 +229,19 @@ def _error_points(tf, build):
             at_join and type(at_join))
 
 
+@pytest.mark.parametrize("records", [10, 30])
 def test_a_read_error_reaches_the_coordinator_and_the_run_sees_the_end(tmp_path, legacy,
-                                                                       shim):
+                                                                       shim, records):
     """TF1's runner thread hits the missing file: the Coordinator gets the NotFoundError
     (coord.join raises it) and the consumer's run gets OutOfRangeError after the batches
     read before it. The shim gives the same error at the same two points and the same whole
-    batches; TF1's final partial batch is not delivered yet (README: known differences)."""
+    batches; TF1's final partial batch is not delivered yet (README: known differences).
+    With 30 records the error comes after the Session has prepared the repeated run, whose
+    errors name no op."""
     import tensorflow as tf
-    present = tmp_path / "ten.tfrecord"
+    present = tmp_path / "records.tfrecord"
     with tf.io.TFRecordWriter(str(present)) as writer:
-        for record in range(10):
+        for record in range(records):
             writer.write(b"record %d" % record)
 
     def build(tf1):
@@ -253,3 +256,49 @@ def test_a_read_error_reaches_the_coordinator_and_the_run_sees_the_end(tmp_path,
     assert expected_at_join is tf.errors.NotFoundError
     assert (at_run, at_join) == (expected_at_run, expected_at_join)
     assert sizes == [size for size in expected_sizes if size == 4]
+
+
+def test_a_py_func_error_in_a_runner_reaches_the_coordinator(legacy, shim):
+    """A py_func that raises in a user-added QueueRunner: TF1's runner gives the error to
+    the Coordinator and the consumer's run gets OutOfRangeError. The error names the
+    py_func's op, not the stage the run reads: the shim still finds that stage."""
+    import numpy as np
+
+    def build(tf):
+        counter = iter(range(1000))
+
+        def produce():
+            number = next(counter)
+            if number == 9:
+                raise ValueError("record 9 is corrupt")
+            return np.int64(number)
+
+        queue = tf.FIFOQueue(100, [tf.int64], shapes=[[]])
+        value = tf.py_func(produce, [], tf.int64, stateful=True)
+        value.set_shape([])
+        tf.train.add_queue_runner(tf.train.QueueRunner(queue, [queue.enqueue([value])]))
+        return queue.dequeue_many(4)
+
+    expected_sizes, expected_at_run, expected_at_join = _error_points(legacy, build)
+    sizes, at_run, at_join = _error_points(shim, build)
+    assert (expected_at_run, expected_at_join) == (tf_real.errors.OutOfRangeError,
+                                                   tf_real.errors.InvalidArgumentError)
+    assert (at_run, at_join) == (expected_at_run, expected_at_join)
+    assert sizes == expected_sizes
+
+
+def test_a_model_error_in_a_run_that_reads_a_batch_is_raised_by_the_run(legacy, shim):
+    """The run's own op fails (a check on the model's values), not the pipeline: TF1 raises
+    it from the run and the Coordinator sees nothing; so does the shim."""
+    def build(tf):
+        queue = tf.train.range_input_producer(100, shuffle=False)
+        batch = tf.train.batch([queue.dequeue()], batch_size=4)
+        check = tf.debugging.assert_less(tf.reduce_sum(batch), tf.constant(50))
+        with tf.control_dependencies([check]):
+            return tf.identity(batch)
+
+    expected_sizes, expected_at_run, expected_at_join = _error_points(legacy, build)
+    sizes, at_run, at_join = _error_points(shim, build)
+    assert (expected_at_run, expected_at_join) == (tf_real.errors.InvalidArgumentError, None)
+    assert (at_run, at_join) == (expected_at_run, expected_at_join)
+    assert sizes == expected_sizes
