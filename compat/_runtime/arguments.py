@@ -94,10 +94,30 @@ def fails_when_run(dataset, message):
     """`dataset`, except that asking for its first element raises InvalidArgumentError with
     `message`, before reading any input: how a TF1 op that rejects its attributes fails.
 
-    The failing dataset comes first in the zip, and a zip asks its inputs in order."""
+    The failing dataset comes first in the zip, and a zip asks its inputs in order. The
+    graph keeps the message, so that the Session raises this error from the run, as TF1
+    does, instead of handing it to the Coordinator as a runner's (`raised_by_the_run`)."""
+    _refused_when_run(tf.compat.v1.get_default_graph()).add(message)
+
     def fail(_):
         with tf.control_dependencies([tf.debugging.Assert(False, [message])]):
             return tf.constant(0)
 
     failure = tf.data.Dataset.from_tensors(0).map(fail)
     return tf.data.Dataset.zip((failure, dataset)).map(lambda _, element: element)
+
+
+def _refused_when_run(graph) -> set:
+    while getattr(graph, "outer_graph", None) is not None:
+        graph = graph.outer_graph
+    refused = getattr(graph, "_compat_refused_when_run", None)
+    if refused is None:
+        refused = graph._compat_refused_when_run = set()  # pylint: disable=protected-access
+    return refused
+
+
+def raised_by_the_run(graph, error) -> bool:
+    """Whether `error` is one `fails_when_run` planted in `graph`: TF1 raises it from the
+    consumer's run (its op rejects an attribute), not from a runner thread."""
+    refused = getattr(graph, "_compat_refused_when_run", ())
+    return any(message in error.message for message in refused)

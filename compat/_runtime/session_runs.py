@@ -34,7 +34,7 @@ from tensorflow.python.framework import tensor as _tensor
 from tensorflow.python.ops import session_ops as _session_ops
 from tensorflow.python.util import compat as _compat
 
-from compat._runtime import cancellable_runs
+from compat._runtime import arguments, cancellable_runs
 
 # A run seen this often is prepared: a run made once (an initializer, a Saver's restore)
 # is not worth keeping.
@@ -354,6 +354,11 @@ def note_coordinator(session, coord) -> None:
         state.coordinators.append(coord)
 
 
+# How tf.data prefixes an error raised inside a dataset's function ("Error in user-defined
+# function passed to MapDataset:2 transformation with iterator: Iterator::Root::...").
+_FROM_A_PIPELINE_FUNCTION = "transformation with iterator:"
+
+
 def _as_tf1_runner_error(session, state, graph, error, fetches):
     """The error a run that read a failing pipeline stage gets, as in TF1.
 
@@ -368,14 +373,18 @@ def _as_tf1_runner_error(session, state, graph, error, fetches):
     if (isinstance(error, (_errors.OutOfRangeError, _errors.CancelledError))
             or not state.coordinators):
         return error
+    if arguments.raised_by_the_run(graph, error):
+        return error
     op = getattr(error, "op", None)
     name = getattr(op, "name", None)
     if name not in stages:
-        # The error names a user op that failed inside a stage's pipeline (a py_func the
-        # pipeline copied), or none: the stage is the one the run reads. An op the run
-        # itself runs (the model's) fails as in TF1.
+        # An error from inside a stage's pipeline functions (a py_func the pipeline copied)
+        # names the op that failed there, or none: the stage is the one the run reads. Any
+        # other error (the run's deadline, an op the run itself runs) fails the run as in
+        # TF1.
         fetched = _fetched_values(fetches)
-        if name is not None and cancellable_runs.reads_a_stage(fetched, {name}):
+        if (_FROM_A_PIPELINE_FUNCTION not in error.message
+                or (name is not None and cancellable_runs.reads_a_stage(fetched, {name}))):
             return error
         name = next((stage for stage in stages
                      if cancellable_runs.reads_a_stage(fetched, {stage})), None)
