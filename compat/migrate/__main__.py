@@ -1,0 +1,3 @@
+from compat.migrate import console_main
+
+console_main()
