@@ -65,6 +65,12 @@ def bind_tf(fn, module):
     """
     if takes_tf_argument(fn):
         return lambda: fn(module)
+    return with_module_tf(fn, module)
+
+
+def with_module_tf(fn, module):
+    """``fn`` (whatever its parameters) running on a copy of its globals where the names
+    bound to TF1's API point at ``module`` (see ``bind_tf``)."""
     if not isinstance(fn, types.FunctionType):
         return fn
     old = fn.__globals__

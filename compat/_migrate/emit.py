@@ -7,6 +7,7 @@ import textwrap
 
 from compat._migrate import dataset_code
 from compat._migrate.recognize import BatchChoice, Pipeline, Unfollowable
+from compat._migrate.statements import read_names
 
 _INDENT = "    "
 
@@ -121,6 +122,11 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     later_reads = set()
     for statement in pipeline.element + pipeline.post:
         later_reads |= statement.reads
+    for batching in pipeline.batchings:
+        later_reads |= read_names(ast.parse(dataset_code.argument(batching, "tensors"),
+                                            mode="eval"))
+    if pipeline.returned not in (None, "__batch__"):
+        later_reads |= read_names(ast.parse(pipeline.returned, mode="eval"))
     prelude = []
     if pipeline.read is not None:
         params, with_keys, prelude = _read_params(pipeline, taken, later_reads)
@@ -157,11 +163,14 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     if not batchings:
         body.append(dataset_code.map_line(element_fn, "1"))
     elif isinstance(pipeline.batching, BatchChoice):
-        true, false = pipeline.batching.branches
+        true, false = (batched(b) for b in pipeline.batching.branches)
+        if true[0] == false[0]:  # the same map either way
+            body.append(true[0])
+            true, false = true[1:], false[1:]
         body.append(f"if {pipeline.batching.test}:")
-        body.extend(_block(batched(true)))
+        body.extend(_block(true))
         body.append("else:")
-        body.extend(_block(batched(false)))
+        body.extend(_block(false))
     else:
         body.extend(batched(pipeline.batching))
 

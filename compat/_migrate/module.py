@@ -8,9 +8,15 @@ import os
 import re
 
 from compat._migrate import dataset_code, emit, spelling
-from compat._migrate.recognize import PRODUCERS, Unfollowable, read_file, recognize
+from compat._migrate.recognize import (BATCHINGS, PRODUCERS, Unfollowable, read_file,
+                                       recognize)
 from compat._migrate.records import FunctionResult, MigrationResult, NotMigrated
 
+# What makes a function an input pipeline of its own.
+PIPELINE_APIS = PRODUCERS | BATCHINGS | frozenset({
+    "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue",
+    "train.maybe_batch", "train.maybe_shuffle_batch", "train.maybe_batch_join",
+    "train.maybe_shuffle_batch_join"})
 # Import lines that bind `tf` to TF1's API, and what a TF2 module imports instead.
 _TF1_MODULES = ("tensorflow.compat.v1", "compat.v1")
 _DISABLE_V2 = ("disable_v2_behavior", "disable_eager_execution", "disable_resource_variables",
@@ -18,24 +24,15 @@ _DISABLE_V2 = ("disable_v2_behavior", "disable_eager_execution", "disable_resour
 
 
 def candidates(tree, file) -> list:
-    """Module-level functions that build a producer (directly or through helpers)."""
-    found = []
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        if _builds_producer(node, file, set()):
-            found.append(node)
-    return found
-
-
-def _builds_producer(function, file, seen) -> bool:
-    if function.name in seen:
-        return False
-    seen.add(function.name)
-    for sub in ast.walk(function):
-        if file.api_of(sub) in PRODUCERS:
-            return True
-    return False
+    """Module-level functions that build an input pipeline (a producer, a queue, a batching
+    call), other than the helpers the module's other functions call."""
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    called = {sub.func.id for function in functions for sub in ast.walk(function)
+              if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
+              and sub.func.id != function.name}
+    return [function for function in functions
+            if function.name not in called and any(
+                api in PIPELINE_APIS for api, _ in file.legacy_apis_in(function))]
 
 
 def _wrapper(function: ast.FunctionDef, text: str, module_name: str, reason: NotMigrated) -> str:
@@ -58,8 +55,9 @@ def _wrapper(function: ast.FunctionDef, text: str, module_name: str, reason: Not
         '"""',
         "import importlib",
         "import compat",
+        "from compat.migrate import on_shim",
         f"legacy = importlib.import_module({module_name!r})",
-        f"return compat.to_dataset(lambda tf: legacy.{function.name}({call_args}))",
+        f"return compat.to_dataset(lambda tf: on_shim(legacy.{function.name})({call_args}))",
     ]
     return "\n".join(header + ["    " + line if line else "" for line in body])
 
@@ -108,6 +106,9 @@ def _header(path: str, results, kept) -> str:
         if not result.migrated:
             lines.append(f"# NOT migrated: {result.name} ({result.reason}); it runs the "
                          "original through compat.to_dataset.")
+    for result in results:
+        for note in result.notes:
+            lines.append(f"# {result.name}, {note}.")
     for spelled, why in kept:
         lines.append(f"# Kept TF1's {spelled} (under tf.compat.v1): {why}.")
     if any("TextLineReader" in r.apis for r in results):
@@ -136,9 +137,12 @@ def migrate_source(text: str, path: str = "<source>", functions=None,
             replacements[function] = emit.function_source(pipeline, text)
             inlined |= _helpers_called(function, file)
             deterministic = _deterministic(pipeline)
+            notes = tuple(f"line {s.line}: a tf.summary call on the pipeline's tensors is left "
+                          "out (tf.data keeps no summary collection): write it in the "
+                          "training loop" for s in pipeline.summaries)
             results.append(FunctionResult(function.name, function.lineno, True, params,
                                           apis=tuple(pipeline.apis),
-                                          deterministic=deterministic))
+                                          deterministic=deterministic, notes=notes))
         except Unfollowable as error:
             reason = NotMigrated(error.construct, error.line, error.advice)
             replacements[function] = _wrapper(function, text, module_name, reason)
@@ -190,9 +194,15 @@ def _replace_functions(tree, text, replacements, dropped) -> str:
 
 
 def _deterministic(pipeline) -> bool:
-    """Whether TF1 itself gives one order: no shuffle, one thread."""
-    if dataset_code.truth(dataset_code.argument(pipeline.source, "shuffle")) is not False:
-        return False
+    """Whether TF1 itself gives one order, whatever the arguments: no shuffle (or one with
+    an op seed), one thread."""
+    source = pipeline.source
+    if dataset_code.truth(dataset_code.argument(source, "shuffle")) is not False:
+        try:  # an op seed makes TF1's permutations fixed (under any graph seed)
+            if not isinstance(dataset_code.literal(dataset_code.argument(source, "seed")), int):
+                return False
+        except (ValueError, SyntaxError):
+            return False
     for batching in pipeline.batchings:
         if batching.api != "train.batch" or dataset_code.threads_of(batching).strip() != "1":
             return False

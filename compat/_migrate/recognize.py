@@ -31,8 +31,10 @@ BATCHINGS = frozenset({"train.batch", "train.shuffle_batch", "train.batch_join",
 _HELPER_DEPTH = 4
 
 _ADVICE = {
-    "FIFOQueue": "a hand-built queue is not followed yet: keep the function on the shim "
-                 "(`compat.to_dataset`)",
+    "FIFOQueue": "a hand-built queue is not followed yet. Fed from Python (placeholders and "
+                 "enqueue): write the feeder as `tf.data.Dataset.from_generator(feeder, "
+                 "output_signature=...)` yielding what it enqueued; filled by ops: keep the "
+                 "function on the shim (`compat.to_dataset`)",
     "RandomShuffleQueue": "a hand-built shuffle queue is not followed yet: keep the function "
                           "on the shim (`compat.to_dataset`)",
     "PaddingFIFOQueue": "a hand-built padding queue is not followed yet: keep the function "
@@ -88,6 +90,7 @@ class Pipeline:
     post: list = field(default_factory=list)
     returned: str | None = None
     apis: list = field(default_factory=list)
+    summaries: list = field(default_factory=list)   # tf.summary calls left out
 
     @property
     def batchings(self) -> tuple:
@@ -166,6 +169,17 @@ class _File:
                    for sub in ast.walk(helper))
 
 
+def _is_summary(node, tf_names) -> bool:
+    call = _value_call(node) if isinstance(node, ast.Expr) else None
+    if call is None or not isinstance(call.func, ast.Attribute):
+        return False
+    chain, value = [], call.func
+    while isinstance(value, ast.Attribute):
+        chain.append(value.attr)
+        value = value.value
+    return isinstance(value, ast.Name) and value.id in tf_names and "summary" in chain
+
+
 def _value_call(node):
     if isinstance(node, (ast.Assign, ast.Expr, ast.Return)) and isinstance(node.value, ast.Call):
         return node.value
@@ -175,10 +189,8 @@ def _value_call(node):
 def _statement(code: str, line: int, lines: SourceLines) -> Statement:
     """A statement the migration writes itself (a helper's parameter bound to its argument)."""
     node = ast.parse(code).body[0]
-    for sub in ast.walk(node):
-        if hasattr(sub, "lineno"):
-            sub.lineno = sub.end_lineno = line
-    return Statement(node, code, read_names(node), bound_names(node))
+    # Its positions refer to `code`, not to the file (see `_Splitter._take`).
+    return Statement(node, code, read_names(node), bound_names(node), code, line)
 
 
 def _inline(file: _File, statements: list, depth: int = 0) -> list:
@@ -312,6 +324,8 @@ class _Splitter:
             self._take(statement)
 
     def _refuse_apis(self, statement: Statement, allowed=()) -> None:
+        if statement.at_line:
+            return
         for api, node in self.file.legacy_apis_in(statement.node):
             if api not in allowed:
                 raise Unfollowable(api, node.lineno, _ADVICE.get(api, _DEFAULT_ADVICE))
@@ -319,7 +333,8 @@ class _Splitter:
     def _take(self, statement: Statement) -> None:
         p, node = self.p, statement.node
         call = _value_call(node)
-        api = self.file.api_of(call)
+        # A statement the migration wrote (at_line set) reaches no legacy API itself.
+        api = None if statement.at_line else self.file.api_of(call)
         if api is not None:
             p.apis.append(api)
         if api in PRODUCERS:
@@ -330,7 +345,7 @@ class _Splitter:
                 raise Unfollowable(api, statement.line, "one reader, assigned to a name, is "
                                    "followed per function")
             self._refuse_apis(statement, (api,))
-            p.reader = Call(api, call, bind_arguments(api, call, self.file.text), statement.line)
+            p.reader = Call(api, call, bind_arguments(api, call, statement.source), statement.line)
             self.readers.add(node.targets[0].id)
         elif self._is_read(node):
             self._read(statement)
@@ -353,10 +368,10 @@ class _Splitter:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             raise Unfollowable(api, statement.line, "assign the producer to a name")
         self._refuse_apis(statement, (api,))
-        p.source = Call(api, call, bind_arguments(api, call, self.file.text), statement.line)
+        p.source = Call(api, call, bind_arguments(api, call, statement.source), statement.line)
         target = node.targets[0]
         if api == "train.slice_input_producer":
-            p.source_targets = ast.get_source_segment(self.file.text, target)
+            p.source_targets = ast.get_source_segment(statement.source, target)
             p.element_names |= bound_names(node)
         elif isinstance(target, ast.Name):
             self.queues.add(target.id)
@@ -386,8 +401,8 @@ class _Splitter:
         if call.func.attr == "read_up_to":
             arg = call.args[1] if len(call.args) > 1 else next(
                 (k.value for k in call.keywords if k.arg == "num_records"), None)
-            count = ast.get_source_segment(self.file.text, arg)
-        targets = " = ".join(ast.get_source_segment(self.file.text, t) for t in node.targets)
+            count = ast.get_source_segment(statement.source, arg)
+        targets = " = ".join(ast.get_source_segment(statement.source, t) for t in node.targets)
         p.read = Read(call.func.attr, count, targets, statement.line)
         p.element_names |= bound_names(node)
 
@@ -403,7 +418,7 @@ class _Splitter:
             raise Unfollowable("a second dequeue", statement.line,
                                "one read of the producer is followed per function")
         p.dequeued = True
-        p.source_targets = " = ".join(ast.get_source_segment(self.file.text, t)
+        p.source_targets = " = ".join(ast.get_source_segment(statement.source, t)
                                       for t in node.targets)
         p.element_names |= bound_names(node)
 
@@ -412,7 +427,7 @@ class _Splitter:
         if p.batching is not None:
             raise Unfollowable(api, statement.line, "a second batching call is not followed")
         self._refuse_apis(statement, (api,))
-        batching = Call(api, call, bind_arguments(api, call, self.file.text), statement.line)
+        batching = Call(api, call, bind_arguments(api, call, statement.source), statement.line)
         if api.endswith("_join"):
             raise Unfollowable(api, statement.line, "batch_join over reader copies is not "
                                "followed yet: keep the function on the shim (`compat.to_dataset`)")
@@ -424,7 +439,7 @@ class _Splitter:
         if isinstance(node, ast.Return):
             p.returned = "__batch__"
         elif isinstance(node, ast.Assign):
-            p.batch_targets = " = ".join(ast.get_source_segment(self.file.text, t)
+            p.batch_targets = " = ".join(ast.get_source_segment(statement.source, t)
                                          for t in node.targets)
             self.batch_names |= bound_names(node)
         else:
@@ -440,18 +455,19 @@ class _Splitter:
         if not all(api in BATCHINGS for api in found):
             return False
         kinds = [type(branch[0]) for branch in (node.body, node.orelse)]
-        texts = [" = ".join(ast.get_source_segment(self.file.text, t) for t in b[0].targets)
+        texts = [" = ".join(ast.get_source_segment(statement.source, t) for t in b[0].targets)
                  if isinstance(b[0], ast.Assign) else "" for b in (node.body, node.orelse)]
         if kinds[0] is not kinds[1] or texts[0] != texts[1] or any(a.endswith("_join") for a in found):
             raise Unfollowable("if/else between batchings", statement.line,
                                "both branches must assign (or return) the same names")
-        branches = tuple(Call(api, c, bind_arguments(api, c, self.file.text), c.lineno)
+        branches = tuple(Call(api, c, bind_arguments(api, c, statement.source), c.lineno)
                          for api, c in zip(found, calls))
         if self.p.batching is not None:
             raise Unfollowable(found[0], statement.line, "a second batching call is not followed")
         self.p.apis.extend(found)
-        self.p.batching = BatchChoice(ast.get_source_segment(self.file.text, node.test), branches)
-        self._after_batching(Statement(node.body[0], "", statement.reads, statement.binds))
+        self.p.batching = BatchChoice(ast.get_source_segment(statement.source, node.test), branches)
+        self._after_batching(Statement(node.body[0], "", statement.reads, statement.binds,
+                                       statement.source))
         return True
 
     def _return(self, statement) -> None:
@@ -460,7 +476,7 @@ class _Splitter:
             raise Unfollowable("return", statement.line, "one return, at the end, is followed")
         self._refuse_apis(statement)
         value = statement.node.value
-        p.returned = ast.get_source_segment(self.file.text, value) if value is not None else "None"
+        p.returned = ast.get_source_segment(statement.source, value) if value is not None else "None"
         if p.batching is not None:
             p.post.append(statement)
         else:
@@ -469,6 +485,11 @@ class _Splitter:
     def _plain(self, statement) -> None:
         p = self.p
         self._refuse_apis(statement)
+        if _is_summary(statement.node, self.file.tf_names):
+            # tf.data keeps no summary collection: a summary of the batch is written where
+            # the training loop has a writer and a step.
+            p.summaries.append(statement)
+            return
         if statement.reads & (self.queues | self.readers):
             raise Unfollowable("a queue or reader used outside its read", statement.line,
                                "compat-migrate follows queues that are only read: keep the "

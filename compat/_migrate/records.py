@@ -27,6 +27,7 @@ class FunctionResult:
     reason: NotMigrated | None = None
     apis: tuple = ()                # the legacy APIs the function used, canonical spelling
     deterministic: bool = True      # whether TF1 gives one order (harness level "exact")
+    notes: tuple = ()               # what the rewrite left out or changed, and why
 
 
 @dataclass(frozen=True)

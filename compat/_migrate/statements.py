@@ -20,10 +20,16 @@ class Statement:
     text: str            # the statement and its leading comments, dedented
     reads: frozenset     # names it loads
     binds: frozenset     # names it (re)binds, including objects whose attributes it sets
+    source: str = ""     # the text the node's positions refer to (the file, or the code the
+                         # migration wrote for it)
+    at_line: int = 0     # for a statement the migration wrote: the line it stands for
 
     @property
     def line(self) -> int:
-        return self.node.lineno
+        return self.at_line or self.node.lineno
+
+    def segment(self, node) -> str:
+        return ast.get_source_segment(self.source, node)
 
 
 def _stored_base(target) -> set:
@@ -93,6 +99,7 @@ class SourceLines:
     """The file's lines, for the text of statements."""
 
     def __init__(self, text: str):
+        self.text = text
         self.lines = text.splitlines()
 
     def segment(self, node) -> str:
@@ -115,7 +122,8 @@ def flatten(body, lines: SourceLines, tf_names) -> list:
         if is_transparent_block(node, tf_names):
             out.extend(flatten(node.body, lines, tf_names))
             continue
-        out.append(Statement(node, lines.segment(node), read_names(node), bound_names(node)))
+        out.append(Statement(node, lines.segment(node), read_names(node), bound_names(node),
+                             lines.text))
     return out
 
 

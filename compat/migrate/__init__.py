@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["migrate_source", "migrate_file", "main", "console_main",
+__all__ = ["migrate_source", "migrate_file", "on_shim", "main", "console_main",
            "MigrationResult", "FunctionResult", "NotMigrated"]
 
 
@@ -49,3 +49,12 @@ def __getattr__(name):
         from compat._migrate import records
         return getattr(records, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def on_shim(function):
+    """``function`` (a legacy input function using a module-level ``tf``) running with that
+    ``tf`` bound to ``compat.v1``, whatever its module imports: what the wrappers of the
+    functions compat-migrate leaves on the shim hand to ``compat.to_dataset``."""
+    import compat.v1 as shim
+    from compat._harness._tf_binding import with_module_tf
+    return with_module_tf(function, shim)
