@@ -193,7 +193,7 @@ def batching_lines(batching: Call) -> list:
         lines.append("dataset = dataset.unbatch()" if truth(many) else
                      f"dataset = dataset.unbatch() if {many} else dataset")
     batch_size = argument(batching, "batch_size")
-    if api == "train.shuffle_batch":
+    if api in ("train.shuffle_batch", "train.shuffle_batch_join"):
         capacity = argument(batching, "capacity")
         minimum = argument(batching, "min_after_dequeue")
         try:
@@ -207,7 +207,8 @@ def batching_lines(batching: Call) -> list:
     allow = argument(batching, "allow_smaller_final_batch")
     allowed = truth(allow)
     drop = ("True" if allowed is False else "False" if allowed is True else f"not {allow}")
-    padded = api == "train.batch" and truth(argument(batching, "dynamic_pad")) is not False
+    padded = api in ("train.batch", "train.batch_join") and truth(
+        argument(batching, "dynamic_pad")) is not False
     if padded and truth(argument(batching, "dynamic_pad")) is None:
         pad = argument(batching, "dynamic_pad")
         lines += [f"if {pad}:",
@@ -221,7 +222,24 @@ def batching_lines(batching: Call) -> list:
     return lines
 
 
-def threads_of(batching: Call) -> str:
+def threads_of(batching: Call, copies: str | None = None) -> str:
     if batching.api in ("train.batch", "train.shuffle_batch"):
         return argument(batching, "num_threads")
-    return "1"
+    return copies or "1"
+
+
+def tensors_of(batching: Call) -> str:
+    return argument(batching, "tensors_list" if batching.api.endswith("_join") else "tensors")
+
+
+def interleaved(lines: list, copies: str) -> list:
+    """Reader lines whose files are read `copies` at a time, a record from each in turn (TF1's
+    reader copies each read a whole file from the shared queue)."""
+    out = []
+    for line in lines:
+        if line.startswith("dataset = dataset.flat_map(") and line.endswith(")"):
+            inner = line[len("dataset = dataset.flat_map("):-1]
+            line = (f"dataset = dataset.interleave({inner}, cycle_length={copies}, "
+                    f"num_parallel_calls={copies})")
+        out.append(line)
+    return out

@@ -123,14 +123,16 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     for statement in pipeline.element + pipeline.post:
         later_reads |= statement.reads
     for batching in pipeline.batchings:
-        later_reads |= read_names(ast.parse(dataset_code.argument(batching, "tensors"),
-                                            mode="eval"))
+        later_reads |= read_names(ast.parse(dataset_code.tensors_of(batching), mode="eval"))
     if pipeline.returned not in (None, "__batch__"):
         later_reads |= read_names(ast.parse(pipeline.returned, mode="eval"))
     prelude = []
     if pipeline.read is not None:
         params, with_keys, prelude = _read_params(pipeline, taken, later_reads)
-        body.extend(dataset_code.reader_lines(pipeline.reader, pipeline.read, with_keys))
+        lines = dataset_code.reader_lines(pipeline.reader, pipeline.read, with_keys)
+        if pipeline.copies is not None:
+            lines = dataset_code.interleaved(lines, pipeline.copies)
+        body.extend(lines)
     elif pipeline.dequeued or pipeline.source_targets:
         kind = "many" if pipeline.source.api == "train.slice_input_producer" else "one"
         if kind == "many" and not isinstance(ast.parse(pipeline.source_targets, mode="eval").body,
@@ -146,7 +148,7 @@ def function_source(pipeline: Pipeline, text: str) -> str:
         [s for s in pipeline.element if not isinstance(s.node, ast.Return)])
     batchings = pipeline.batchings
     if batchings:
-        tensors = {dataset_code.argument(b, "tensors") for b in batchings}
+        tensors = {dataset_code.tensors_of(b) for b in batchings}
         if len(tensors) != 1:
             raise Unfollowable("if/else between batchings", batchings[0].line,
                                "both branches must batch the same tensors")
@@ -157,7 +159,8 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     body.extend(_block(element_body))
 
     def batched(batching) -> list:
-        return ([dataset_code.map_line(element_fn, dataset_code.threads_of(batching))]
+        return ([dataset_code.map_line(element_fn, dataset_code.threads_of(batching,
+                                                                           pipeline.copies))]
                 + dataset_code.batching_lines(batching))
 
     if not batchings:
@@ -186,7 +189,7 @@ def _post_lines(pipeline: Pipeline, taken: set) -> list:
     if returned == "__batch__" or (not post and _same_structure(returned,
                                                                 pipeline.batch_targets)):
         return []
-    tensors = dataset_code.argument(pipeline.batchings[0], "tensors")
+    tensors = dataset_code.tensors_of(pipeline.batchings[0])
     params, prelude = _target_params(pipeline.batch_targets, _structure_kind(tensors), taken)
     post_fn = _fresh("on_batch", taken)
     lines = [f"def {post_fn}({', '.join(params)}):"]

@@ -91,6 +91,7 @@ class Pipeline:
     returned: str | None = None
     apis: list = field(default_factory=list)
     summaries: list = field(default_factory=list)   # tf.summary calls left out
+    copies: str | None = None       # a join's reader copies (source text)
 
     @property
     def batchings(self) -> tuple:
@@ -143,6 +144,8 @@ class _File:
                          if "tensorflow" in (getattr(node, "module", None) or alias.name)
                          or (getattr(node, "module", "") or alias.name).startswith("compat")}
         self.tf_names.add("tf")
+        # line of a batch_join over reader copies -> how many copies (source text)
+        self.joins: dict = {}
 
     def api_of(self, call) -> str | None:
         if not isinstance(call, ast.Call):
@@ -198,6 +201,15 @@ def _inline(file: _File, statements: list, depth: int = 0) -> list:
     replaced by the helper's statements (parameters bound first, its return assigned)."""
     out = []
     for statement in statements:
+        joined = _reader_copies(file, statement, out)
+        if joined is not None:
+            copies_of, element, listed = joined
+            if listed is not None:
+                out.remove(listed)
+            out.extend(_inline(file, [element], depth + 1))
+            out.append(statement)
+            file.joins[statement.line] = copies_of
+            continue
         call = _value_call(statement.node)
         helper = (file.functions.get(call.func.id)
                   if call is not None and isinstance(call.func, ast.Name) else None)
@@ -211,6 +223,49 @@ def _inline(file: _File, statements: list, depth: int = 0) -> list:
     return out
 
 
+JOINS = frozenset({"train.batch_join", "train.shuffle_batch_join"})
+JOINED_ELEMENT = "joined_element"
+
+
+def _reader_copies(file: _File, statement: Statement, earlier: list):
+    """For `batch_join([helper(queue) for _ in range(n)], ...)` (or a list of n such calls,
+    or a name an earlier statement bound to one): (n as source text, a statement binding
+    `joined_element` to one helper call, the earlier statement or None); else None."""
+    call = _value_call(statement.node)
+    if statement.at_line or file.api_of(call) not in JOINS:
+        return None
+    tensors = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "tensors_list"), None)
+    listed = None
+    if isinstance(tensors, ast.Name):
+        for before in reversed(earlier):
+            if tensors.id in before.binds:
+                node = before.node
+                if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                        and isinstance(node.targets[0], ast.Name)):
+                    listed, tensors = before, node.value
+                    statement = before
+                break
+        if listed is None:
+            return None
+    if isinstance(tensors, ast.ListComp) and len(tensors.generators) == 1:
+        loop = tensors.generators[0]
+        if not (isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+                and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.ifs):
+            return None
+        one, copies = tensors.elt, statement.segment(loop.iter.args[0])
+    elif isinstance(tensors, ast.List) and tensors.elts and len(
+            {ast.dump(e) for e in tensors.elts}) == 1:
+        one, copies = tensors.elts[0], str(len(tensors.elts))
+    else:
+        return None
+    if not (isinstance(one, ast.Call) and isinstance(one.func, ast.Name)
+            and file.is_pipeline_helper(one.func.id)):
+        return None
+    return copies, _statement(f"{JOINED_ELEMENT} = {statement.segment(one)}", statement.line,
+                              file.lines), listed
+
+
 def _helper_statements(file: _File, helper: ast.FunctionDef, call: ast.Call,
                        statement: Statement) -> list:
     arguments = helper.args
@@ -222,11 +277,11 @@ def _helper_statements(file: _File, helper: ast.FunctionDef, call: ast.Call,
     defaults = dict(zip(params[len(params) - len(arguments.defaults):], arguments.defaults))
     given = {}
     for param, arg in zip(params, call.args):
-        given[param] = ast.get_source_segment(file.text, arg)
+        given[param] = statement.segment(arg)
     for keyword in call.keywords:
         if keyword.arg is None:
             raise Unfollowable(f"{helper.name}(**...)", statement.line, "pass the arguments by name")
-        given[keyword.arg] = ast.get_source_segment(file.text, keyword.value)
+        given[keyword.arg] = statement.segment(keyword.value)
     for param in params:
         if param not in given:
             if param not in defaults:
@@ -254,7 +309,7 @@ def _helper_statements(file: _File, helper: ast.FunctionDef, call: ast.Call,
         if isinstance(node, ast.Return):
             tail = [_statement(f"return {value}", line, file.lines)]
         elif isinstance(node, ast.Assign):
-            targets = " = ".join(ast.get_source_segment(file.text, t) for t in node.targets)
+            targets = " = ".join(statement.segment(t) for t in node.targets)
             if targets != value:
                 tail = [_statement(f"{targets} = {value}", line, file.lines)]
     return bound + inner + tail
@@ -280,7 +335,7 @@ def _check_no_clash(file, helper, inner, statement) -> None:
         elif isinstance(sub, ast.arg):
             caller_names.add(sub.arg)
     targets = bound_names(statement.node)
-    clash = sorted((helper_names & caller_names) - targets
+    clash = sorted((helper_names & caller_names) - targets - {"_"}
                    - {a.arg for a in helper.args.args if _passes_same_name(statement.node, a.arg)})
     if clash:
         raise Unfollowable(f"{helper.name}(...)", statement.line,
@@ -428,9 +483,12 @@ class _Splitter:
             raise Unfollowable(api, statement.line, "a second batching call is not followed")
         self._refuse_apis(statement, (api,))
         batching = Call(api, call, bind_arguments(api, call, statement.source), statement.line)
-        if api.endswith("_join"):
-            raise Unfollowable(api, statement.line, "batch_join over reader copies is not "
-                               "followed yet: keep the function on the shim (`compat.to_dataset`)")
+        if api in JOINS:
+            if statement.line not in self.file.joins:
+                raise Unfollowable(api, statement.line, "a join is followed over copies of one "
+                                   "reading helper: `[read(queue) for _ in range(n)]`")
+            p.copies = self.file.joins[statement.line]
+            batching.args["tensors_list"] = JOINED_ELEMENT
         p.batching = batching
         self._after_batching(statement)
 
