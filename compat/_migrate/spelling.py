@@ -24,6 +24,15 @@ TF1_VALUES_KEPT = (
 )
 
 
+# TF1 spellings tf_upgrade_v2 leaves under tf.compat.v1 that TF2 spells otherwise.
+_AFTER_UPGRADE = (
+    # TFRecordOptions takes the compression's name.
+    (r"(?<![\w.])tf\.compat\.v1\.(?:python_io|io)\.TFRecordCompressionType\.(GZIP|ZLIB)\b",
+     r'"\1"'),
+    (r"(?<![\w.])tf\.compat\.v1\.(?:python_io|io)\.TFRecordCompressionType\.NONE\b", '""'),
+)
+
+
 class TensorFlowMissing(RuntimeError):
     pass
 
@@ -58,4 +67,11 @@ def to_tf2(text: str) -> tuple:
             upgrader.process_opened_file("<source>", io.StringIO(text), "<migrated>", out)
     finally:
         logger.setLevel(level)
-    return out.getvalue(), tuple(kept)
+    text = out.getvalue()
+    for pattern, replacement in _AFTER_UPGRADE:
+        text = re.sub(pattern, replacement, text)
+    listed = {spelled for spelled, _ in kept}
+    for spelled in sorted(set(re.findall(r"(?<![\w.])tf\.compat\.v1\.([\w.]+)", text))):
+        if f"tf.{spelled}" not in listed:
+            kept.append((f"tf.{spelled}", "tf_upgrade_v2 knows no TF2 spelling of it"))
+    return text, tuple(kept)
