@@ -16,7 +16,7 @@ from compat import __version__
 from compat import _api_table as table
 from compat._check import engine, sources
 from compat._check.formats import FORMATS
-from compat._check.model import SCAN_SKIPPED, FileReport
+from compat._check.model import SCAN_AST, SCAN_SKIPPED, FileReport
 from compat._check.rules import all_codes
 from compat._check.summary import printable, summarize
 
@@ -153,6 +153,7 @@ def _main(argv) -> int:
     early.update(unlisted)
     reports = _filter([early[p] if p in early else late[p] for p in sorted({*files, *unlisted})],
                       enabled)
+    reports = [_with_migratable(report) for report in reports]
     summary = summarize(reports)
 
     refused = ()
@@ -172,6 +173,20 @@ def _main(argv) -> int:
     _emit(formatter.render(reports, summary, show_notes=options.notes,
                            statistics=options.statistics), options.output_file)
     return _exit_code(summary, refused, options.exit_zero)
+
+
+def _with_migratable(report: FileReport) -> FileReport:
+    """The report with the input functions compat-migrate can rewrite (Python files with
+    findings only: nothing else holds one)."""
+    if not report.findings or report.scan != SCAN_AST or not report.path.endswith((".py", ".pyw")):
+        return report
+    from compat._migrate.module import rewritable  # its own tool: loaded when it has work
+    try:
+        with open(report.path, encoding="utf-8") as handle:
+            found = rewritable(handle.read())
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return report
+    return dataclasses.replace(report, migratable=found) if found else report
 
 
 def _exists(path: str) -> bool:

@@ -71,3 +71,4 @@ class FileReport:
     problem: str = ""          # why the file was not parsed as Python 3 (token scan)
     error: str = ""            # internal error or unreadable file
     references: frozenset = field(default_factory=frozenset)  # every TF api path used
+    migratable: tuple = ()     # (function, line) of input functions compat-migrate rewrites

@@ -117,6 +117,20 @@ def _header(path: str, results, kept) -> str:
     return "\n".join(line for line in lines if line) + "\n"
 
 
+def rewritable(text: str) -> tuple:
+    """(name, line) of each input function in `text` that compat-migrate rewrites as tf.data
+    (no TensorFlow needed: what the checker reports)."""
+    tree, file = read_file(text)
+    found = []
+    for function in candidates(tree, file):
+        try:
+            emit.function_source(recognize(function, file), text)
+        except Unfollowable:
+            continue
+        found.append((function.name, function.lineno))
+    return tuple(found)
+
+
 def migrate_source(text: str, path: str = "<source>", functions=None,
                    module_name: str | None = None) -> MigrationResult:
     tree, file = read_file(text)

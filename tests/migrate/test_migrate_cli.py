@@ -120,3 +120,11 @@ def test_written_tests_prove_the_migration_once_arguments_are_filled_in(tmp_path
     # The two filled in pass against TF1; the two left unfilled fail, saying what to fill in.
     assert "2 failed, 2 passed" in done.stdout, done.stdout[-3000:]
     assert "fill in ARGUMENTS['train_inputs']" in done.stdout
+
+
+def test_checker_names_the_functions_compat_migrate_rewrites(capsys):
+    from compat import check
+    assert check.main([_program("sentences")]) == 1
+    out = capsys.readouterr().out
+    assert "compat-migrate can rewrite padded_sequences()" in out
+    assert "fed_sentences()" not in out  # a Python-fed queue: not rewritten

@@ -24,7 +24,8 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
         "findings": [_finding(f) for report in reports for f in report.findings],
         "files": [
             {"path": r.path, "scan": r.scan, "problem": r.problem, "error": r.error,
-             "findings": len(r.findings)}
+             "findings": len(r.findings),
+             "migratable": [{"function": f, "line": n} for f, n in r.migratable]}
             for r in reports if r.findings or r.scan != SCAN_AST or r.error or r.problem],
         "summary": dataclasses.asdict(summary),
     }

@@ -16,6 +16,9 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
             if show_notes and finding.notes:
                 lines.extend(textwrap.wrap(finding.notes, width=96, initial_indent="    note: ",
                                            subsequent_indent="          "))
+        for function, line in report.migratable:
+            lines.append(f"{report.path}:{line}: compat-migrate can rewrite {function}() as "
+                         f"plain tf.data: compat-migrate {report.path} --function {function}")
     if statistics:
         stats = statistics_lines(reports)
         if stats:
