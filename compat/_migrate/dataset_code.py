@@ -48,21 +48,25 @@ def truth(text: str):
         return None
 
 
+def _repeat(epochs: str) -> str:
+    return "repeat()" if epochs.strip() == "None" else f"repeat({epochs})"
+
+
 def _shuffled_epochs(first: str, tensors: str, seed: str, shuffle: str, epochs: str) -> list:
     """`first`: the line that makes `tensors` (one whole epoch, a tensor or a tuple)."""
     on = truth(shuffle)
     lines = [first]
     if on is False:
         return lines + [f"dataset = tf.data.Dataset.from_tensor_slices({tensors})"
-                        f".repeat({epochs})"]
-    draw = (f"dataset = tf.data.Dataset.from_tensors({tensors}).repeat({epochs})",
+                        f".{_repeat(epochs)}"]
+    draw = (f"dataset = tf.data.Dataset.from_tensors({tensors}).{_repeat(epochs)}",
             "# One permutation per epoch, drawn as TF1's producer draws it.",
             f"dataset = dataset.flat_map(lambda epoch: tf.data.Dataset.from_tensor_slices("
             f"tf.random.shuffle(epoch, seed={seed})))")
     if on is True:
         return lines + list(draw)
     return lines + [f"if {shuffle}:"] + [f"    {line}" for line in draw] + [
-        "else:", f"    dataset = tf.data.Dataset.from_tensor_slices({tensors}).repeat({epochs})"]
+        "else:", f"    dataset = tf.data.Dataset.from_tensor_slices({tensors}).{_repeat(epochs)}"]
 
 
 def source_lines(source: Call) -> list:
@@ -84,7 +88,7 @@ def source_lines(source: Call) -> list:
         tensors = argument(source, "tensor_list")
         lines = [f"tensors = tuple(tf.convert_to_tensor(t) for t in {tensors})"]
         if truth(shuffle) is False:
-            return lines + [f"dataset = tf.data.Dataset.from_tensor_slices(tensors).repeat({epochs})"]
+            return lines + [f"dataset = tf.data.Dataset.from_tensor_slices(tensors).{_repeat(epochs)}"]
         # TF1 shuffles the row indices (an int32 range) and gathers every tensor's row.
         lines += _shuffled_epochs("indices = tf.range(tf.shape(tensors[0])[0])", "indices",
                                   seed, shuffle, epochs)
@@ -104,7 +108,9 @@ def reader_lines(reader: Call, read: Read, with_keys: bool) -> list:
     api = reader.api
     if api == "TFRecordReader":
         compression = _compression(reader)
-        if not with_keys:
+        if not with_keys and not compression:
+            body = ["dataset = dataset.flat_map(tf.data.TFRecordDataset)"]
+        elif not with_keys:
             body = [f"dataset = dataset.flat_map(lambda filename: tf.data.TFRecordDataset("
                     f"filename{compression}))"]
         else:

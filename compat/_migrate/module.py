@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import textwrap
 
 from compat._migrate import dataset_code, emit, spelling
 from compat._migrate.recognize import (BATCHINGS, PRODUCERS, Unfollowable, read_file,
@@ -114,7 +115,11 @@ def _header(path: str, results, kept) -> str:
     if any("TextLineReader" in r.apis for r in results):
         lines.append("# TextLineDataset strips every '\\r' ending a line; TF1's TextLineReader "
                      "strips one.")
-    return "\n".join(line for line in lines if line) + "\n"
+    wrapped = []
+    for line in lines:
+        wrapped.extend(textwrap.wrap(line, width=96, subsequent_indent="#   ",
+                                     break_on_hyphens=False) or [line])
+    return "\n".join(wrapped) + "\n"
 
 
 def rewritable(text: str) -> tuple:

@@ -6,7 +6,6 @@ import struct
 import sys
 import zlib
 
-import numpy as np
 import pytest
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "programs")
@@ -33,7 +32,7 @@ def _write_records(path, records, compression=None):
     return path
 
 
-def _png(pixels: np.ndarray) -> bytes:
+def _png(pixels) -> bytes:
     height, width, _ = pixels.shape
     raw = b"".join(b"\x00" + pixels[row].tobytes() for row in range(height))
 
@@ -48,6 +47,7 @@ def _png(pixels: np.ndarray) -> bytes:
 @pytest.fixture(scope="session")
 def inputs(tmp_path_factory):
     """Paths of small input files, by kind."""
+    import numpy as np
     root = tmp_path_factory.mktemp("migrate_inputs")
     rng = np.random.RandomState(7)
     made = {}

@@ -128,3 +128,36 @@ def test_checker_names_the_functions_compat_migrate_rewrites(capsys):
     out = capsys.readouterr().out
     assert "compat-migrate can rewrite padded_sequences()" in out
     assert "fed_sentences()" not in out  # a Python-fed queue: not rewritten
+
+
+def test_the_guides_example_is_the_tools_output_and_gives_tf1s_batches(tf_behavior, inputs,
+                                                                        tmp_path):
+    guide = os.path.join(ROOT, "migration_guide")
+    result = migrate.migrate_file(os.path.join(guide, "example_inputs.py"))
+    with open(os.path.join(guide, "example_inputs_tf2.py"), encoding="utf-8") as handle:
+        assert handle.read() == result.output, (
+            "regenerate: compat-migrate migration_guide/example_inputs.py "
+            "-o migration_guide/example_inputs_tf2.py")
+    assert [f.name for f in result.migrated] == ["train_input", "eval_input"]
+    legacy, new = (_import_path(os.path.join(guide, name)) for name in
+                   ("example_inputs.py", "example_inputs_tf2.py"))
+    files = inputs["digits"]
+    from compat import harness
+    report = harness.compare(lambda: legacy.eval_input(files, 4),
+                             candidate=lambda: new.eval_input(files, 4), mode="exact",
+                             max_batches=None)
+    assert report.equivalent, report.explain()
+    report = harness.compare(lambda: legacy.train_input(files, 4)[1],
+                             candidate=lambda: new.train_input(files, 4).map(lambda f, l: l),
+                             max_batches=15)
+    assert report.equivalent, report.explain()
+
+
+def _import_path(path):
+    import importlib.util
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
