@@ -5,8 +5,9 @@ from __future__ import annotations
 import statistics
 import sys
 
-VARIANTS = ("legacy", "shim", "tf_data")
-VARIANT_LABELS = {"legacy": "legacy", "shim": "shim", "tf_data": "tf.data"}
+VARIANTS = ("legacy", "shim", "tf_data", "migrated")
+VARIANT_LABELS = {"legacy": "legacy", "shim": "shim", "tf_data": "tf.data",
+                  "migrated": "migrated"}
 
 
 # A steady state shorter than this is mostly timer and scheduler noise: ratios taken from it
@@ -48,8 +49,8 @@ def markdown(header, rows):
 
 def format_table(result: dict) -> str:
     """The main table (records/s medians, median within-run ratios)."""
-    header = ["workload", "legacy", "shim", "tf.data", "shim/legacy", "shim/tf.data",
-              "first batch shim/legacy", "build shim/legacy", "RSS shim/legacy"]
+    header = ["workload", "legacy", "shim", "tf.data", "migrated", "shim/legacy", "shim/tf.data",
+              "migrated/shim", "first batch shim/legacy", "build shim/legacy", "RSS shim/legacy"]
     rows = []
     for workload, variants in result["medians"].items():
         ratios = result["ratios"][workload]
@@ -59,6 +60,7 @@ def format_table(result: dict) -> str:
             for variant in VARIANTS] + [
             ratio_text(vs_legacy["records_per_s"]["median"]),
             ratio_text(vs_data["records_per_s"]["median"]),
+            ratio_text(ratios["migrated/shim"]["records_per_s"]["median"]),
             ratio_text(vs_legacy["first_batch_s"]["median"]),
             ratio_text(vs_legacy["build_s"]["median"]),
             ratio_text(vs_legacy["peak_rss_mb"]["median"])])
@@ -153,13 +155,13 @@ def plot(result: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     names = list(result["medians"])
-    width = 0.27
+    width = 0.8 / len(VARIANTS)
     figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(names) + 2), 4.8))
     for index, variant in enumerate(VARIANTS):
         xs, heights, failed = [], [], []
         for position, workload in enumerate(names):
             value = result["medians"][workload][variant]["records_per_s"]
-            x = position + (index - 1) * width
+            x = position + (index - (len(VARIANTS) - 1) / 2) * width
             if value:
                 xs.append(x)
                 heights.append(value)

@@ -6,6 +6,8 @@ For each workload (benchmarks/workloads/*.py) three variants run, each in its OW
   shim     the SAME program function with `compat.v1`, after disable_v2_behavior()
   tf_data  the best hand-written tf.data equivalent (sequential reads, shuffle, batch, then
            batched parsing where possible, prefetch(1)); eager by default (--tf-data-mode)
+  migrated the legacy program function rewritten by compat-migrate (plain TF2 tf.data, run
+           like tf_data); an error where the tool leaves the function on the shim
 
 Variants are interleaved, in an order rotated from run to run (run 1: legacy, shim, tf_data;
 run 2: shim, tf_data, legacy; ...), so machine noise, and whatever a process leaves to the
@@ -13,7 +15,8 @@ next, hits all alike. Per variant: records/s after the first batch, time to firs
 (from the start of graph/dataset construction), graph build time (until the batch tensors
 exist, before the Session), the first Session run alone (the initializers; the shim traces
 its pipelines there), and peak RSS (ru_maxrss of the subprocess, TensorFlow included).
-Reported: medians over runs, and medians of the ratios shim/legacy and shim/tf_data taken
+Reported: medians over runs, and medians of the ratios shim/legacy, shim/tf_data and
+migrated/shim taken
 within each run. Each process also times a fixed pure-Python loop before it starts and after
 it ends (`speeds_ms`); the report gives the loop's range over the run: a machine whose speed
 changes while the suite runs (the development VM's does, by up to 2x, for a second or for
@@ -51,7 +54,7 @@ from processes import (cached_data, compat_fingerprint, machine_info,  # noqa: E
 
 METRICS = ("records_per_s", "first_batch_s", "build_s", "first_run_s", "peak_rss_mb",
            "rss_growth_mb")
-RATIOS = (("shim", "legacy"), ("shim", "tf_data"))
+RATIOS = (("shim", "legacy"), ("shim", "tf_data"), ("migrated", "shim"))
 QUICK_BATCHES = 10
 DEFAULT_MIN_SECONDS = 1.0
 DEFAULT_RUNS = 3

@@ -31,7 +31,7 @@ from typing import Optional
 from . import Pipeline, load, make_params
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VARIANTS = ("legacy", "shim", "tf_data")
+VARIANTS = ("legacy", "shim", "tf_data", "migrated")
 TF_DATA_MODES = ("eager", "graph")
 
 
@@ -161,6 +161,36 @@ def _run_session(tf, fetches, pipeline: Pipeline, loop: _Loop, out_of_range, res
         coord.join(threads, stop_grace_period_secs=10)
 
 
+def _migrated(module, data_dir):
+    """The workload's legacy `build`, rewritten by compat-migrate: `(tf, loaded, params) ->
+    dataset`. A workload whose pipeline lives elsewhere names it with `MIGRATE = (path,
+    function, call)`, `call(function, tf, loaded, params)` adapting the arguments."""
+    import importlib.util
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    from compat import migrate
+    path, name, call = getattr(module, "MIGRATE", (module.__file__, "build", None))
+    result = migrate.migrate_file(path, functions=[name])
+    record = result.functions[0]
+    if not record.migrated:
+        raise RuntimeError(f"compat-migrate left {name} on the shim: {record.reason}")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    target = os.path.join(data_dir, f"migrated_{stem}.py")
+    with open(target, "w", encoding="utf-8") as handle:
+        handle.write(result.output)
+    # In the workload's package, so that its relative imports still resolve.
+    package = module.__name__.rpartition(".")[0] if path == module.__file__ else ""
+    name_in = f"{package}.migrated_{stem}" if package else f"migrated_{stem}"
+    spec = importlib.util.spec_from_file_location(name_in, target)
+    migrated = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = migrated
+    spec.loader.exec_module(migrated)
+    function = getattr(migrated, name)
+    if call is None:
+        return function
+    return lambda tf, loaded, params: call(function, tf, loaded, params)
+
+
 def measure(workload: str, variant: str, overrides: dict, data_dir: str,
             tf_data_mode: str = "eager", min_seconds: float = 0.0) -> Measurement:
     """Measure one variant here; exceptions propagate (the caller records them)."""
@@ -174,24 +204,27 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
         if ROOT not in sys.path:
             sys.path.insert(0, ROOT)
         import compat.v1 as tf
-    elif variant == "tf_data":
+    elif variant in ("tf_data", "migrated"):
         import tensorflow.compat.v1 as tf
     else:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     import tensorflow as real_tf
     result.tf_version = real_tf.__version__
 
-    graph_mode = variant != "tf_data" or tf_data_mode == "graph"
+    graph_mode = variant not in ("tf_data", "migrated") or tf_data_mode == "graph"
+    make_dataset = module.tf_data
+    if variant == "migrated":
+        make_dataset = _migrated(module, data_dir)
     if graph_mode:
         tf.disable_v2_behavior()  # first, as TF1 programs do (through the shim for "shim")
     loaded = module.load(params, data_dir)
     out_of_range = real_tf.errors.OutOfRangeError
     speed_before_ms = machine_speed_ms()
 
-    if variant == "tf_data" and not graph_mode:
+    if variant in ("tf_data", "migrated") and not graph_mode:
         result.mode = "eager"
         start = time.perf_counter()
-        dataset = module.tf_data(real_tf, loaded, params)
+        dataset = make_dataset(real_tf, loaded, params)
         result.build_s = time.perf_counter() - start
         built_rss_mb = _rss_mb()
         loop = _Loop(start, params.batches, min_seconds)
@@ -203,9 +236,9 @@ def measure(workload: str, variant: str, overrides: dict, data_dir: str,
     else:
         with tf.Graph().as_default():
             start = time.perf_counter()
-            if variant == "tf_data":
+            if variant in ("tf_data", "migrated"):
                 result.mode = "graph (tf1 session)"
-                dataset = module.tf_data(real_tf, loaded, params)
+                dataset = make_dataset(real_tf, loaded, params)
                 pipeline = Pipeline(tf.data.make_one_shot_iterator(dataset).get_next())
             else:
                 result.mode = "tf1 session"

@@ -37,6 +37,14 @@ def _example():
     return mnist_queue_pipeline
 
 
+def _migrated_call(function, tf, path, params):
+    return function(tf, path, num_epochs=params.epochs, batch_size=params.batch_size)
+
+
+# The pipeline compat-migrate rewrites for the "migrated" variant: the example's own build.
+MIGRATE = (os.path.join(_EXAMPLES, "mnist_queue_pipeline.py"), "build", _migrated_call)
+
+
 def _path(data_dir):
     return os.path.join(data_dir, "mnist.tfrecord")
 

@@ -24,16 +24,17 @@ _DISABLE_V2 = ("disable_v2_behavior", "disable_eager_execution", "disable_resour
                "disable_v2_tensorshape", "disable_control_flow_v2", "disable_tensor_equality")
 
 
-def candidates(tree, file) -> list:
+def candidates(tree, file, wanted=()) -> list:
     """Module-level functions that build an input pipeline (a producer, a queue, a batching
-    call), other than the helpers the module's other functions call."""
+    call), other than the helpers such functions call (a helper is inlined where it is
+    called); a function named in `wanted` counts whoever calls it."""
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    called = {sub.func.id for function in functions for sub in ast.walk(function)
+    building = [f for f in functions
+                if any(api in PIPELINE_APIS for api, _ in file.legacy_apis_in(f))]
+    called = {sub.func.id for function in building for sub in ast.walk(function)
               if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
               and sub.func.id != function.name}
-    return [function for function in functions
-            if function.name not in called and any(
-                api in PIPELINE_APIS for api, _ in file.legacy_apis_in(function))]
+    return [f for f in building if f.name not in called or f.name in wanted]
 
 
 def _wrapper(function: ast.FunctionDef, text: str, module_name: str, reason: NotMigrated) -> str:
@@ -140,7 +141,7 @@ def migrate_source(text: str, path: str = "<source>", functions=None,
                    module_name: str | None = None) -> MigrationResult:
     tree, file = read_file(text)
     module_name = module_name or os.path.splitext(os.path.basename(path))[0]
-    chosen = candidates(tree, file)
+    chosen = candidates(tree, file, wanted=functions or ())
     if functions:
         wanted = set(functions)
         missing = wanted - {f.name for f in chosen}

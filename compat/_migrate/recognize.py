@@ -16,6 +16,7 @@ What cannot be followed raises `Unfollowable` with the construct, its line and w
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from compat import _api_table as table
@@ -126,6 +127,9 @@ def bind_arguments(api: str, call: ast.Call, text: str) -> dict:
     return bound
 
 
+_TF_PARAMETER = re.compile(r"(\bdef\s+\w+\s*\(\s*)tf\b(?=\s*[,)])")
+
+
 class _File:
     """What the whole file tells about its functions: the API at each call position, the
     module-level function definitions (helpers to inline), and the names bound to TF."""
@@ -133,8 +137,13 @@ class _File:
     def __init__(self, tree: ast.Module, text: str):
         self.tree, self.text = tree, text
         self.lines = SourceLines(text)
-        resolution = names.resolve_module(tree, text)
-        self.api_at = {(site.line, site.col): apis.relative(site.row.name) or site.row.name
+        # A function taking TensorFlow as its parameter (`def build(tf, ...)`, the harness's
+        # and the benchmarks' convention) uses it as the module: resolved as if it were one.
+        analysed = _TF_PARAMETER.sub(lambda m: m.group(1) + "t_", text)
+        resolution = names.resolve_module(ast.parse(analysed) if analysed != text else tree,
+                                          analysed)
+        self.api_at = {(site.line, site.col, site.end_line, site.end_col):
+                       apis.relative(site.row.name) or site.row.name
                        for site in resolution.sites if not site.member}
         self.functions = {node.name: node for node in tree.body
                           if isinstance(node, ast.FunctionDef)}
@@ -151,7 +160,8 @@ class _File:
         if not isinstance(call, ast.Call):
             return None
         func = call.func
-        return self.api_at.get((func.lineno, func.col_offset))
+        return self.api_at.get((func.lineno, func.col_offset, func.end_lineno,
+                                func.end_col_offset))
 
     def legacy_apis_in(self, node) -> list:
         found = []
@@ -406,6 +416,8 @@ class _Splitter:
             self._read(statement)
         elif self._is_dequeue(node):
             self._dequeue(statement)
+        elif self._producer_dequeued(statement):
+            pass
         elif api in BATCHINGS:
             self._batching(statement, call, api)
         elif self._batch_choice(statement):
@@ -435,14 +447,27 @@ class _Splitter:
 
     def _is_read(self, node) -> bool:
         call = _value_call(node)
-        return (isinstance(node, ast.Assign) and call is not None
+        if not (isinstance(node, ast.Assign) and call is not None
                 and isinstance(call.func, ast.Attribute)
-                and call.func.attr in ("read", "read_up_to")
-                and isinstance(call.func.value, ast.Name) and call.func.value.id in self.readers)
+                and call.func.attr in ("read", "read_up_to")):
+            return False
+        reader = call.func.value
+        if isinstance(reader, ast.Name):
+            return reader.id in self.readers
+        return self.file.api_of(reader) in READERS  # `tf.TFRecordReader().read(queue)`
 
     def _read(self, statement) -> None:
         p, node = self.p, statement.node
         call = node.value
+        made = call.func.value
+        if isinstance(made, ast.Call):  # the reader made where it reads
+            if p.reader is not None:
+                raise Unfollowable(self.file.api_of(made), statement.line,
+                                   "one reader is followed per function")
+            api = self.file.api_of(made)
+            p.apis.append(api)
+            p.reader = Call(api, made, bind_arguments(api, made, statement.source),
+                            statement.line)
         if p.read is not None:
             raise Unfollowable("a second read", statement.line,
                                "several reads in one function (batch_join's copies) are "
@@ -450,7 +475,7 @@ class _Splitter:
         queue = call.args[0] if call.args else next(
             (k.value for k in call.keywords if k.arg == "queue"), None)
         if not (isinstance(queue, ast.Name) and queue.id in self.queues):
-            raise Unfollowable(f"{call.func.value.id}.{call.func.attr}", statement.line,
+            raise Unfollowable(f"{statement.segment(call.func)}", statement.line,
                                "the reader must read the producer's queue of this function")
         count = None
         if call.func.attr == "read_up_to":
@@ -460,6 +485,29 @@ class _Splitter:
         targets = " = ".join(ast.get_source_segment(statement.source, t) for t in node.targets)
         p.read = Read(call.func.attr, count, targets, statement.line)
         p.element_names |= bound_names(node)
+
+    def _producer_dequeued(self, statement) -> bool:
+        """`x = tf.train.range_input_producer(...).dequeue()`: the producer and its read in
+        one statement."""
+        node = statement.node
+        call = _value_call(node)
+        if (statement.at_line or not isinstance(node, ast.Assign) or call is None or call.args
+                or not isinstance(call.func, ast.Attribute) or call.func.attr != "dequeue"):
+            return False
+        inner = call.func.value
+        api = self.file.api_of(inner)
+        if api not in PRODUCERS or api == "train.slice_input_producer":
+            return False
+        p = self.p
+        if p.source is not None:
+            raise Unfollowable(api, statement.line,
+                               "a second producer in one function is not followed")
+        p.apis.append(api)
+        p.source = Call(api, inner, bind_arguments(api, inner, statement.source), statement.line)
+        p.dequeued = True
+        p.source_targets = " = ".join(statement.segment(t) for t in node.targets)
+        p.element_names |= bound_names(node)
+        return True
 
     def _is_dequeue(self, node) -> bool:
         call = _value_call(node)

@@ -8,6 +8,7 @@ lists each one. Each row is (TF1 spelling under `tf.`, why TF1's is kept).
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import logging
@@ -33,6 +34,9 @@ _AFTER_UPGRADE = (
 )
 
 
+_MARKER = "import tensorflow as tf  # compat-migrate: removed after tf_upgrade_v2\n"
+
+
 class TensorFlowMissing(RuntimeError):
     pass
 
@@ -47,9 +51,42 @@ def _upgrader():
     return ast_edits.ASTCodeUpgrader(tf_upgrade_v2.TFAPIChangeSpec())
 
 
+def _imports_tf1_itself(node) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Import) and any(
+                a.name in ("tensorflow.compat.v1", "compat.v1") for a in sub.names):
+            return True
+        if isinstance(sub, ast.ImportFrom) and sub.module in ("tensorflow.compat", "compat") \
+                and any(a.name == "v1" for a in sub.names):
+            return True
+    return False
+
+
 def to_tf2(text: str) -> tuple:
     """`text` (a module using `tf` for TensorFlow 2's root) with TF1 spellings renamed; and
-    the (spelling, why) of each TF1 op kept for its values."""
+    the (spelling, why) of each TF1 op kept for its values. A function that imports TF1's API
+    itself (`import tensorflow.compat.v1 as tf` inside it) is left as it is: its `tf` is
+    TF1's, and tf_upgrade_v2, which does not look at scopes, would rename nothing at all."""
+    lines = text.splitlines()
+    held = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _imports_tf1_itself(node):
+            first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+            for index in range(first, node.end_lineno):
+                held[index] = lines[index]
+                lines[index] = f"# compat-migrate held line {index}"
+    renamed, kept = _renamed("\n".join(lines) + "\n")
+    out = renamed.splitlines()
+    if len(out) != len(lines):
+        raise AssertionError("tf_upgrade_v2 changed the number of lines")
+    for index, line in held.items():
+        if out[index] != f"# compat-migrate held line {index}":
+            raise AssertionError("tf_upgrade_v2 changed a line it was not given")
+        out[index] = line
+    return "\n".join(out) + "\n", kept
+
+
+def _renamed(text: str) -> tuple:
     kept = []
     for spelling, why in TF1_VALUES_KEPT:
         pattern = re.compile(r"(?<![\w.])tf\." + re.escape(spelling) + r"\b")
@@ -64,10 +101,18 @@ def to_tf2(text: str) -> tuple:
     logger.setLevel(logging.ERROR)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            upgrader.process_opened_file("<source>", io.StringIO(text), "<migrated>", out)
+            # tf_upgrade_v2 renames `tf.` only in a module that imports TensorFlow as tf;
+            # a module whose functions take it as a parameter gets the import for the pass (at
+            # its end: a module may begin with `from __future__` imports).
+            text = text if text.endswith("\n") else text + "\n"
+            upgrader.process_opened_file("<source>", io.StringIO(text + _MARKER), "<migrated>",
+                                         out)
     finally:
         logger.setLevel(level)
     text = out.getvalue()
+    if not text.endswith(_MARKER):
+        raise AssertionError("tf_upgrade_v2 changed the line compat-migrate added")
+    text = text[:-len(_MARKER)]
     for pattern, replacement in _AFTER_UPGRADE:
         text = re.sub(pattern, replacement, text)
     listed = {spelled for spelled, _ in kept}
