@@ -190,6 +190,16 @@ def map_line(function: str, threads: str) -> str:
     return f"dataset = dataset.map({function}{parallel})"
 
 
+def vectorized_map_line(function: str, params: int, threads: str) -> str:
+    parallel = "" if threads.strip() in ("1", "None") else f", num_parallel_calls={threads}"
+    if params == 1:
+        call = f"lambda records: tf.vectorized_map({function}, records)"
+    else:
+        call = (f"lambda *records: tf.vectorized_map(lambda record: {function}(*record), "
+                f"records)")
+    return f"dataset = dataset.map({call}{parallel})"
+
+
 def batching_lines(batching: Call) -> list:
     """What a batching call does to the stream of elements its tensors make."""
     api = batching.api

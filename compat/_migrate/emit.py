@@ -158,9 +158,17 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     body.append(f"def {element_fn}({', '.join(params)}):")
     body.extend(_block(element_body))
 
+    vectorized = _vectorizable(pipeline, element_body)
+
     def batched(batching) -> list:
-        return ([dataset_code.map_line(element_fn, dataset_code.threads_of(batching,
-                                                                           pipeline.copies))]
+        threads = dataset_code.threads_of(batching, pipeline.copies)
+        if vectorized:
+            # The records are batched (shuffled first, where TF1 shuffles) and the element
+            # code runs on every record of a batch at once: tf.vectorized_map turns its ops
+            # into their batched forms, the same kernels on more rows.
+            return dataset_code.batching_lines(batching) + [
+                dataset_code.vectorized_map_line(element_fn, len(params), threads)]
+        return ([dataset_code.map_line(element_fn, threads)]
                 + dataset_code.batching_lines(batching))
 
     if not batchings:
@@ -181,6 +189,41 @@ def function_source(pipeline: Pipeline, text: str) -> str:
         body.extend(_post_lines(pipeline, taken))
     body.append("return dataset.prefetch(tf.data.AUTOTUNE)")
     return "\n".join(header + _block(body))
+
+
+# Element code with these in a name is run per element: random ops draw per element in TF1's
+# order, stateful and Python ops run once per element, sparse and ragged results (and control
+# flow) have no batched form that keeps each element's values.
+_PER_ELEMENT_WORDS = ("random", "py_func", "py_function", "numpy_function", "Variable",
+                      "assign", "summary", "Print", "print", "cond", "while", "case", "map_fn",
+                      "scan", "Sparse", "sparse", "VarLen", "split", "ragged", "unique",
+                      "where", "boolean_mask", "decode_jpeg", "decode_png", "decode_image",
+                      "decode_gif", "decode_bmp", "read_file", "resize", "crop", "pad",
+                      "string_to_number", "as_string", "lookup", "Table")
+
+
+def _vectorizable(pipeline: Pipeline, element_body) -> bool:
+    """Whether the element code may run on batches of records (see `batched`)."""
+    if pipeline.read is None or pipeline.read.method != "read" or not pipeline.batchings:
+        return False
+    for batching in pipeline.batchings:
+        many = dataset_code.argument(batching, "enqueue_many")
+        if dataset_code.truth(many) is not False:
+            return False
+        if batching.api in ("train.batch", "train.batch_join") and dataset_code.truth(
+                dataset_code.argument(batching, "dynamic_pad")) is not False:
+            return False
+    code = "\n".join(element_body)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    words = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    words |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    if any(isinstance(node, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.FunctionDef,
+                             ast.Lambda)) for node in ast.walk(tree)):
+        return False
+    return not any(word in name for name in words for word in _PER_ELEMENT_WORDS)
 
 
 def _post_lines(pipeline: Pipeline, taken: set) -> list:
