@@ -3,11 +3,10 @@
 # migrated functions). Each keeps its name and parameters and returns a
 # tf.data.Dataset whose elements are what the legacy function returned per run.
 # Migrated: train_input, eval_input.
-# NOT migrated: fed_input (line 49: FIFOQueue: a hand-built queue is not followed yet. Fed from
-#   Python (placeholders and enqueue): write the feeder as
-#   `tf.data.Dataset.from_generator(feeder, output_signature=...)` yielding what it enqueued;
-#   filled by ops: keep the function on the shim (`compat.to_dataset`)); it runs the original
-#   through compat.to_dataset.
+# NOT migrated: fed_input (line 50: FIFOQueue fed from Python: a queue fed from Python (its
+#   enqueue reads placeholders, not a reader): write the feeder as
+#   `tf.data.Dataset.from_generator(feeder, output_signature=...)` yielding what it enqueued,
+#   then batch that dataset); it runs the original through compat.to_dataset.
 # train_input, line 33: a tf.summary call on the pipeline's tensors is left out (tf.data keeps
 #   no summary collection): write it in the training loop.
 # Kept TF1's tf.image.resize_images (under tf.compat.v1): TF2's tf.image.resize samples pixel
@@ -73,7 +72,7 @@ def eval_input(filenames, batch_size, side=8):
 
 
 def fed_input(batch_size):
-    """NOT MIGRATED by compat-migrate (line 49: FIFOQueue: a hand-built queue is not followed yet. Fed from Python (placeholders and enqueue): write the feeder as `tf.data.Dataset.from_generator(feeder, output_signature=...)` yielding what it enqueued; filled by ops: keep the function on the shim (`compat.to_dataset`)).
+    """NOT MIGRATED by compat-migrate (line 50: FIFOQueue fed from Python: a queue fed from Python (its enqueue reads placeholders, not a reader): write the feeder as `tf.data.Dataset.from_generator(feeder, output_signature=...)` yielding what it enqueued, then batch that dataset).
 
     Runs the original function on the compat.v1 shim and hands its stream to TF2.
     """

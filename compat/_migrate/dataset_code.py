@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ast
 
-from compat._migrate.recognize import Call, Read, _row
+from compat._migrate.recognize import Call, Read
+from compat._migrate.source_file import Unfollowable, row
 
 _TFRECORD_FRAMING_BYTES = 16
 
@@ -26,7 +27,7 @@ def argument(call: Call, param: str) -> str:
     """The argument's source text, or TF1's default for it."""
     if param in call.args:
         return call.args[param]
-    for spec in _row(call.api).params:
+    for spec in row(call.api).params:
         name, _, default = spec.partition("=")
         if name == param:
             if not _:
@@ -143,7 +144,6 @@ def reader_lines(reader: Call, read: Read, with_keys: bool) -> list:
     elif api == "FixedLengthRecordReader":
         hop = reader.args.get("hop_bytes", "None")
         if hop.strip() not in ("None", "0"):
-            from compat._migrate.recognize import Unfollowable
             raise Unfollowable("FixedLengthRecordReader(hop_bytes=...)", reader.line,
                                "overlapping records have no tf.data reader: keep the function "
                                "on the shim (`compat.to_dataset`)")
@@ -190,16 +190,6 @@ def map_line(function: str, threads: str) -> str:
     return f"dataset = dataset.map({function}{parallel})"
 
 
-def vectorized_map_line(function: str, params: int, threads: str) -> str:
-    parallel = "" if threads.strip() in ("1", "None") else f", num_parallel_calls={threads}"
-    if params == 1:
-        call = f"lambda records: tf.vectorized_map({function}, records)"
-    else:
-        call = (f"lambda *records: tf.vectorized_map(lambda record: {function}(*record), "
-                f"records)")
-    return f"dataset = dataset.map({call}{parallel})"
-
-
 def batching_lines(batching: Call) -> list:
     """What a batching call does to the stream of elements its tensors make."""
     api = batching.api
@@ -220,6 +210,8 @@ def batching_lines(batching: Call) -> list:
         lines.append("# TF1's dequeue samples from min_after_dequeue + 1 elements "
                      "(at most capacity).")
         lines.append(f"dataset = dataset.shuffle({buffer}, seed={seed})")
+    if batch_size.strip() == "None":  # a hand-built queue's dequeue(): single elements
+        return lines
     allow = argument(batching, "allow_smaller_final_batch")
     allowed = truth(allow)
     drop = ("True" if allowed is False else "False" if allowed is True else f"not {allow}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from compat._migrate import dataset_code
+from compat._migrate import batched_code, dataset_code
 from compat._migrate.recognize import BatchChoice, Pipeline, Unfollowable
 from compat._migrate.statements import read_names
 
@@ -155,24 +155,42 @@ def function_source(pipeline: Pipeline, text: str) -> str:
         element_body.append(f"return {_as_tuple(tensors.pop())}")
     else:
         element_body.append(f"return {_as_tuple(pipeline.returned)}")
-    body.append(f"def {element_fn}({', '.join(params)}):")
-    body.extend(_block(element_body))
+    element_code = "\n".join([f"def {element_fn}({', '.join(params)}):"]
+                             + _block(element_body))
 
-    vectorized = _vectorizable(pipeline, element_body)
+    # Element code that draws no random numbers and keeps no state gives the same elements
+    # in the same order whatever runs it in parallel (map keeps the order): TF1's one thread
+    # becomes tf.data's autotuned parallelism. Random draws stay in TF1's order on one thread.
+    order_free = not _draws_or_keeps_state(element_body, pipeline.helpers)
+    batch_code = None
+    if order_free and _batchable(pipeline):
+        batch_code = batched_code.batched(element_code)
+    if batch_code is not None:
+        # The records are batched (shuffled first, where TF1 shuffles) and the element code
+        # runs on each batch: a batch's parse is one op where a record's is one per record.
+        element_fn = _fresh("parse_batch", taken)
+        body.append("# The element code, run on a whole batch of records at once.")
+        body.extend(batch_code.replace(f"def {element_code.split('(')[0][4:]}(",
+                                       f"def {element_fn}(", 1).splitlines())
+    else:
+        body.extend(element_code.splitlines())
+
+    def threads_for(batching) -> str:
+        threads = dataset_code.threads_of(batching, pipeline.copies)
+        if order_free and threads.strip() in ("1", "None"):
+            return "tf.data.AUTOTUNE"
+        return threads
 
     def batched(batching) -> list:
-        threads = dataset_code.threads_of(batching, pipeline.copies)
-        if vectorized:
-            # The records are batched (shuffled first, where TF1 shuffles) and the element
-            # code runs on every record of a batch at once: tf.vectorized_map turns its ops
-            # into their batched forms, the same kernels on more rows.
+        threads = threads_for(batching)
+        if batch_code is not None:
             return dataset_code.batching_lines(batching) + [
-                dataset_code.vectorized_map_line(element_fn, len(params), threads)]
+                dataset_code.map_line(element_fn, threads)]
         return ([dataset_code.map_line(element_fn, threads)]
                 + dataset_code.batching_lines(batching))
 
     if not batchings:
-        body.append(dataset_code.map_line(element_fn, "1"))
+        body.append(dataset_code.map_line(element_fn, "tf.data.AUTOTUNE" if order_free else "1"))
     elif isinstance(pipeline.batching, BatchChoice):
         true, false = (batched(b) for b in pipeline.batching.branches)
         if true[0] == false[0]:  # the same map either way
@@ -191,39 +209,49 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     return "\n".join(header + _block(body))
 
 
-# Element code with these in a name is run per element: random ops draw per element in TF1's
-# order, stateful and Python ops run once per element, sparse and ragged results (and control
-# flow) have no batched form that keeps each element's values.
-_PER_ELEMENT_WORDS = ("random", "py_func", "py_function", "numpy_function", "Variable",
-                      "assign", "summary", "Print", "print", "cond", "while", "case", "map_fn",
-                      "scan", "Sparse", "sparse", "VarLen", "split", "ragged", "unique",
-                      "where", "boolean_mask", "decode_jpeg", "decode_png", "decode_image",
-                      "decode_gif", "decode_bmp", "read_file", "resize", "crop", "pad",
-                      "string_to_number", "as_string", "lookup", "Table")
+_STATEFUL_WORDS = ("random", "py_func", "py_function", "numpy_function", "Variable", "assign",
+                   "summary", "Print", "print", "lookup", "Table", "shuffle")
 
 
-def _vectorizable(pipeline: Pipeline, element_body) -> bool:
-    """Whether the element code may run on batches of records (see `batched`)."""
+def _draws_or_keeps_state(element_body, helpers=()) -> bool:
+    """Whether the element code (or a function of the module it calls) may draw random
+    numbers or keep state; a call of a function defined elsewhere counts as may."""
+    try:
+        trees = [ast.parse("\n".join(element_body))] + [ast.parse(h) for h in helpers]
+    except SyntaxError:
+        return True
+    defined = {tree.body[0].name for tree in trees[1:]}
+    for tree in trees:
+        words = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        words |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        if any(word in name for name in words for word in _STATEFUL_WORDS):
+            return True
+        if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id not in _BUILTINS | defined for node in ast.walk(tree)):
+            return True
+    return False
+
+
+# Calls of these in element code are plain Python.
+_BUILTINS = frozenset({"int", "float", "str", "len", "list", "tuple", "dict", "range", "min",
+                       "max", "abs", "zip", "enumerate", "isinstance", "bool", "sorted",
+                       "sum", "round"})
+
+
+def _batchable(pipeline: Pipeline) -> bool:
+    """Whether the records may be batched before the element code runs: they come from a
+    reader's read (one record per element) into a plain or shuffled batch."""
     if pipeline.read is None or pipeline.read.method != "read" or not pipeline.batchings:
         return False
     for batching in pipeline.batchings:
-        many = dataset_code.argument(batching, "enqueue_many")
-        if dataset_code.truth(many) is not False:
+        if dataset_code.truth(dataset_code.argument(batching, "enqueue_many")) is not False:
+            return False
+        if dataset_code.argument(batching, "batch_size").strip() == "None":
             return False
         if batching.api in ("train.batch", "train.batch_join") and dataset_code.truth(
                 dataset_code.argument(batching, "dynamic_pad")) is not False:
             return False
-    code = "\n".join(element_body)
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    words = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
-    words |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-    if any(isinstance(node, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.FunctionDef,
-                             ast.Lambda)) for node in ast.walk(tree)):
-        return False
-    return not any(word in name for name in words for word in _PER_ELEMENT_WORDS)
+    return True
 
 
 def _post_lines(pipeline: Pipeline, taken: set) -> list:

@@ -16,20 +16,17 @@ What cannot be followed raises `Unfollowable` with the construct, its line and w
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 
-from compat import _api_table as table
-from compat._check import apis, names
-from compat._migrate.statements import SourceLines, Statement, flatten, read_names, bound_names
+from compat._migrate.hand_queues import HandQueues
+from compat._migrate.inlining import JOINED_ELEMENT, inline, is_docstring
+from compat._migrate.source_file import (BATCHINGS, JOINS, PRODUCERS, READERS, SourceFile,
+                                         Unfollowable, bind_arguments, is_summary, read_file,
+                                         value_call)
+from compat._migrate.statements import Statement, bound_names, flatten
 
-PRODUCERS = frozenset({"train.string_input_producer", "train.input_producer",
-                       "train.range_input_producer", "train.slice_input_producer"})
-READERS = frozenset({"TFRecordReader", "TextLineReader", "FixedLengthRecordReader",
-                     "WholeFileReader"})
-BATCHINGS = frozenset({"train.batch", "train.shuffle_batch", "train.batch_join",
-                       "train.shuffle_batch_join"})
-_HELPER_DEPTH = 4
+__all__ = ["Pipeline", "Call", "Read", "BatchChoice", "recognize", "read_file", "Unfollowable",
+           "PRODUCERS", "READERS", "BATCHINGS"]
 
 _ADVICE = {
     "FIFOQueue": "a hand-built queue is not followed yet. Fed from Python (placeholders and "
@@ -46,11 +43,6 @@ _ADVICE = {
 _DEFAULT_ADVICE = ("not followed by compat-migrate yet: keep the function on the shim "
                    "(`compat.to_dataset`), or rewrite this part by hand from the checker's template")
 
-
-class Unfollowable(Exception):
-    def __init__(self, construct: str, line: int, advice: str):
-        super().__init__(f"line {line}: {construct}: {advice}")
-        self.construct, self.line, self.advice = construct, line, advice
 
 
 @dataclass
@@ -93,6 +85,7 @@ class Pipeline:
     apis: list = field(default_factory=list)
     summaries: list = field(default_factory=list)   # tf.summary calls left out
     copies: str | None = None       # a join's reader copies (source text)
+    helpers: tuple = ()             # source of the module's functions the element code calls
 
     @property
     def batchings(self) -> tuple:
@@ -103,269 +96,15 @@ class Pipeline:
         return (self.batching,)
 
 
-def _row(api: str):
-    for row in table.ROWS:
-        if row.name == api:
-            return row
-    raise KeyError(api)
-
-
-def bind_arguments(api: str, call: ast.Call, text: str) -> dict:
-    """The call's arguments by TF1 parameter name, as source text."""
-    params = [p.split("=")[0] for p in _row(api).params]
-    bound = {}
-    for index, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred) or index >= len(params):
-            raise Unfollowable(f"{api}(*...)", call.lineno,
-                               "write the arguments out (compat-migrate follows named and "
-                               "positional arguments only)")
-        bound[params[index]] = ast.get_source_segment(text, arg)
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            raise Unfollowable(f"{api}(**...)", call.lineno, "write the keyword arguments out")
-        bound[keyword.arg] = ast.get_source_segment(text, keyword.value)
-    return bound
-
-
-_TF_PARAMETER = re.compile(r"(\bdef\s+\w+\s*\(\s*)tf\b(?=\s*[,)])")
-
-
-class _File:
-    """What the whole file tells about its functions: the API at each call position, the
-    module-level function definitions (helpers to inline), and the names bound to TF."""
-
-    def __init__(self, tree: ast.Module, text: str):
-        self.tree, self.text = tree, text
-        self.lines = SourceLines(text)
-        # A function taking TensorFlow as its parameter (`def build(tf, ...)`, the harness's
-        # and the benchmarks' convention) uses it as the module: resolved as if it were one.
-        analysed = _TF_PARAMETER.sub(lambda m: m.group(1) + "t_", text)
-        resolution = names.resolve_module(ast.parse(analysed) if analysed != text else tree,
-                                          analysed)
-        self.api_at = {(site.line, site.col, site.end_line, site.end_col):
-                       apis.relative(site.row.name) or site.row.name
-                       for site in resolution.sites if not site.member}
-        self.functions = {node.name: node for node in tree.body
-                          if isinstance(node, ast.FunctionDef)}
-        self.tf_names = {alias.asname or alias.name.split(".")[0]
-                         for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                         for alias in node.names
-                         if "tensorflow" in (getattr(node, "module", None) or alias.name)
-                         or (getattr(node, "module", "") or alias.name).startswith("compat")}
-        self.tf_names.add("tf")
-        # line of a batch_join over reader copies -> how many copies (source text)
-        self.joins: dict = {}
-
-    def api_of(self, call) -> str | None:
-        if not isinstance(call, ast.Call):
-            return None
-        func = call.func
-        return self.api_at.get((func.lineno, func.col_offset, func.end_lineno,
-                                func.end_col_offset))
-
-    def legacy_apis_in(self, node) -> list:
-        found = []
-        for sub in ast.walk(node):
-            api = self.api_of(sub)
-            if api is not None:
-                found.append((api, sub))
-        return found
-
-    def is_pipeline_helper(self, name: str, depth: int = 0) -> bool:
-        helper = self.functions.get(name)
-        if helper is None or depth > _HELPER_DEPTH:
-            return False
-        if self.legacy_apis_in(helper):
-            return True
-        return any(isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
-                   and sub.func.id != name and self.is_pipeline_helper(sub.func.id, depth + 1)
-                   for sub in ast.walk(helper))
-
-
-def _is_summary(node, tf_names) -> bool:
-    call = _value_call(node) if isinstance(node, ast.Expr) else None
-    if call is None or not isinstance(call.func, ast.Attribute):
-        return False
-    chain, value = [], call.func
-    while isinstance(value, ast.Attribute):
-        chain.append(value.attr)
-        value = value.value
-    return isinstance(value, ast.Name) and value.id in tf_names and "summary" in chain
-
-
-def _value_call(node):
-    if isinstance(node, (ast.Assign, ast.Expr, ast.Return)) and isinstance(node.value, ast.Call):
-        return node.value
-    return None
-
-
-def _statement(code: str, line: int, lines: SourceLines) -> Statement:
-    """A statement the migration writes itself (a helper's parameter bound to its argument)."""
-    node = ast.parse(code).body[0]
-    # Its positions refer to `code`, not to the file (see `_Splitter._take`).
-    return Statement(node, code, read_names(node), bound_names(node), code, line)
-
-
-def _inline(file: _File, statements: list, depth: int = 0) -> list:
-    """`statements` with each call of a same-file helper that builds part of the pipeline
-    replaced by the helper's statements (parameters bound first, its return assigned)."""
-    out = []
-    for statement in statements:
-        joined = _reader_copies(file, statement, out)
-        if joined is not None:
-            copies_of, element, listed = joined
-            if listed is not None:
-                out.remove(listed)
-            out.extend(_inline(file, [element], depth + 1))
-            out.append(statement)
-            file.joins[statement.line] = copies_of
-            continue
-        call = _value_call(statement.node)
-        helper = (file.functions.get(call.func.id)
-                  if call is not None and isinstance(call.func, ast.Name) else None)
-        if helper is None or not file.is_pipeline_helper(helper.name):
-            out.append(statement)
-            continue
-        if depth > _HELPER_DEPTH:
-            raise Unfollowable(f"{helper.name}(...)", statement.line,
-                               "helpers nested this deep are not followed: inline one level")
-        out.extend(_inline(file, _helper_statements(file, helper, call, statement), depth + 1))
-    return out
-
-
-JOINS = frozenset({"train.batch_join", "train.shuffle_batch_join"})
-JOINED_ELEMENT = "joined_element"
-
-
-def _reader_copies(file: _File, statement: Statement, earlier: list):
-    """For `batch_join([helper(queue) for _ in range(n)], ...)` (or a list of n such calls,
-    or a name an earlier statement bound to one): (n as source text, a statement binding
-    `joined_element` to one helper call, the earlier statement or None); else None."""
-    call = _value_call(statement.node)
-    if statement.at_line or file.api_of(call) not in JOINS:
-        return None
-    tensors = call.args[0] if call.args else next(
-        (k.value for k in call.keywords if k.arg == "tensors_list"), None)
-    listed = None
-    if isinstance(tensors, ast.Name):
-        for before in reversed(earlier):
-            if tensors.id in before.binds:
-                node = before.node
-                if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                        and isinstance(node.targets[0], ast.Name)):
-                    listed, tensors = before, node.value
-                    statement = before
-                break
-        if listed is None:
-            return None
-    if isinstance(tensors, ast.ListComp) and len(tensors.generators) == 1:
-        loop = tensors.generators[0]
-        if not (isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
-                and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.ifs):
-            return None
-        one, copies = tensors.elt, statement.segment(loop.iter.args[0])
-    elif isinstance(tensors, ast.List) and tensors.elts and len(
-            {ast.dump(e) for e in tensors.elts}) == 1:
-        one, copies = tensors.elts[0], str(len(tensors.elts))
-    else:
-        return None
-    if not (isinstance(one, ast.Call) and isinstance(one.func, ast.Name)
-            and file.is_pipeline_helper(one.func.id)):
-        return None
-    return copies, _statement(f"{JOINED_ELEMENT} = {statement.segment(one)}", statement.line,
-                              file.lines), listed
-
-
-def _helper_statements(file: _File, helper: ast.FunctionDef, call: ast.Call,
-                       statement: Statement) -> list:
-    arguments = helper.args
-    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
-        raise Unfollowable(f"{helper.name}(...)", statement.line,
-                           "a helper with *args, **kwargs or keyword-only parameters is not "
-                           "inlined: give it plain parameters")
-    params = [a.arg for a in arguments.args]
-    defaults = dict(zip(params[len(params) - len(arguments.defaults):], arguments.defaults))
-    given = {}
-    for param, arg in zip(params, call.args):
-        given[param] = statement.segment(arg)
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            raise Unfollowable(f"{helper.name}(**...)", statement.line, "pass the arguments by name")
-        given[keyword.arg] = statement.segment(keyword.value)
-    for param in params:
-        if param not in given:
-            if param not in defaults:
-                raise Unfollowable(f"{helper.name}(...)", statement.line,
-                                   f"argument {param!r} is missing")
-            given[param] = ast.get_source_segment(file.text, defaults[param])
-    body = helper.body[1:] if _is_docstring(helper.body[0]) else helper.body
-    inner = flatten(body, file.lines, file.tf_names)
-    returns = [s for s in inner if isinstance(s.node, ast.Return)]
-    if any(isinstance(sub, ast.Return) for s in inner if not isinstance(s.node, ast.Return)
-           for sub in ast.walk(s.node)) or len(returns) > 1 or (
-               returns and returns[0] is not inner[-1]):
-        raise Unfollowable(f"{helper.name}(...)", helper.lineno,
-                           "a helper is inlined only when it returns once, at its end")
-    _check_no_clash(file, helper, inner, statement)
-    line = statement.line
-    bound = [_statement(f"{param} = {given[param]}", line, file.lines)
-             for param in params if given[param] != param]
-    tail = []
-    if returns:
-        value = ast.get_source_segment(file.text, returns[0].node.value) \
-            if returns[0].node.value is not None else "None"
-        inner = inner[:-1]
-        node = statement.node
-        if isinstance(node, ast.Return):
-            tail = [_statement(f"return {value}", line, file.lines)]
-        elif isinstance(node, ast.Assign):
-            targets = " = ".join(statement.segment(t) for t in node.targets)
-            if targets != value:
-                tail = [_statement(f"{targets} = {value}", line, file.lines)]
-    return bound + inner + tail
-
-
-def _is_docstring(node) -> bool:
-    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str))
-
-
-def _check_no_clash(file, helper, inner, statement) -> None:
-    """A helper's local names must not be names the caller uses for something else."""
-    caller = next(f for f in file.functions.values()
-                  if f.lineno <= statement.line <= f.end_lineno) if file.functions else None
-    if caller is None:
-        return
-    helper_names = set().union(*(s.binds for s in inner)) if inner else set()
-    helper_names |= {a.arg for a in helper.args.args}
-    caller_names = set()
-    for sub in ast.walk(caller):
-        if isinstance(sub, ast.Name):
-            caller_names.add(sub.id)
-        elif isinstance(sub, ast.arg):
-            caller_names.add(sub.arg)
-    targets = bound_names(statement.node)
-    clash = sorted((helper_names & caller_names) - targets - {"_"}
-                   - {a.arg for a in helper.args.args if _passes_same_name(statement.node, a.arg)})
-    if clash:
-        raise Unfollowable(f"{helper.name}(...)", statement.line,
-                           f"the helper's names {', '.join(clash)} are also used by "
-                           f"{caller.name}: rename them in one of the two before migrating")
-
-
-def _passes_same_name(node, param) -> bool:
-    call = _value_call(node)
-    return call is not None and any(
-        isinstance(a, ast.Name) and a.id == param for a in call.args) or (
-        call is not None and any(k.arg == param and isinstance(k.value, ast.Name)
-                                 and k.value.id == param for k in call.keywords))
-
-
-def recognize(function: ast.FunctionDef, file: _File) -> Pipeline:
+def recognize(function: ast.FunctionDef, file: SourceFile) -> Pipeline:
     pipeline = Pipeline(function)
-    body = function.body[1:] if function.body and _is_docstring(function.body[0]) else function.body
-    statements = _inline(file, flatten(body, file.lines, file.tf_names))
+    body = function.body[1:] if function.body and is_docstring(function.body[0]) else function.body
+    statements = inline(file, flatten(body, file.lines, file.tf_names))
     _Splitter(pipeline, file).split(statements)
+    called = {sub.func.id for statement in pipeline.element for sub in ast.walk(statement.node)
+              if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)}
+    pipeline.helpers = tuple(ast.get_source_segment(file.text, file.functions[name])
+                             for name in sorted(called) if name in file.functions)
     if pipeline.source is None:
         raise Unfollowable(function.name, function.lineno,
                            "no producer (string_input_producer, slice_input_producer, ...) "
@@ -378,10 +117,11 @@ def recognize(function: ast.FunctionDef, file: _File) -> Pipeline:
 
 
 class _Splitter:
-    def __init__(self, pipeline: Pipeline, file: _File):
+    def __init__(self, pipeline: Pipeline, file: SourceFile):
         self.p, self.file = pipeline, file
         self.queues: set = set()
         self.readers: set = set()
+        self.hand = HandQueues(file)
         self.batch_names: set = set()
 
     def split(self, statements) -> None:
@@ -397,12 +137,17 @@ class _Splitter:
 
     def _take(self, statement: Statement) -> None:
         p, node = self.p, statement.node
-        call = _value_call(node)
+        call = value_call(node)
         # A statement the migration wrote (at_line set) reaches no legacy API itself.
         api = None if statement.at_line else self.file.api_of(call)
         if api is not None:
             p.apis.append(api)
-        if api in PRODUCERS:
+        if self.hand.take(statement, api, p.element_names):
+            return
+        dequeued = self.hand.dequeue(statement)
+        if dequeued is not None:
+            self._hand_batching(statement, call, *dequeued)
+        elif api in PRODUCERS:
             self._producer(statement, call, api)
         elif api in READERS:
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -446,7 +191,7 @@ class _Splitter:
             raise Unfollowable(api, statement.line, "assign the producer's queue to one name")
 
     def _is_read(self, node) -> bool:
-        call = _value_call(node)
+        call = value_call(node)
         if not (isinstance(node, ast.Assign) and call is not None
                 and isinstance(call.func, ast.Attribute)
                 and call.func.attr in ("read", "read_up_to")):
@@ -490,7 +235,7 @@ class _Splitter:
         """`x = tf.train.range_input_producer(...).dequeue()`: the producer and its read in
         one statement."""
         node = statement.node
-        call = _value_call(node)
+        call = value_call(node)
         if (statement.at_line or not isinstance(node, ast.Assign) or call is None or call.args
                 or not isinstance(call.func, ast.Attribute) or call.func.attr != "dequeue"):
             return False
@@ -510,7 +255,7 @@ class _Splitter:
         return True
 
     def _is_dequeue(self, node) -> bool:
-        call = _value_call(node)
+        call = value_call(node)
         return (isinstance(node, ast.Assign) and call is not None and not call.args
                 and isinstance(call.func, ast.Attribute) and call.func.attr == "dequeue"
                 and isinstance(call.func.value, ast.Name) and call.func.value.id in self.queues)
@@ -525,8 +270,15 @@ class _Splitter:
                                       for t in node.targets)
         p.element_names |= bound_names(node)
 
+    def _hand_batching(self, statement, call, api, arguments) -> None:
+        if self.p.batching is not None:
+            raise Unfollowable("a second batching", statement.line,
+                               "one batching (a batch call or a hand-built queue) is followed")
+        self.p.batching = Call(api, call, arguments, statement.line)
+        self._after_batching(statement)
+
     def _batching(self, statement, call, api) -> None:
-        p, node = self.p, statement.node
+        p = self.p
         if p.batching is not None:
             raise Unfollowable(api, statement.line, "a second batching call is not followed")
         self._refuse_apis(statement, (api,))
@@ -556,7 +308,7 @@ class _Splitter:
         node = statement.node
         if not isinstance(node, ast.If) or len(node.body) != 1 or len(node.orelse) != 1:
             return False
-        calls = [_value_call(branch[0]) for branch in (node.body, node.orelse)]
+        calls = [value_call(branch[0]) for branch in (node.body, node.orelse)]
         found = [self.file.api_of(c) for c in calls]
         if not all(api in BATCHINGS for api in found):
             return False
@@ -591,7 +343,7 @@ class _Splitter:
     def _plain(self, statement) -> None:
         p = self.p
         self._refuse_apis(statement)
-        if _is_summary(statement.node, self.file.tf_names):
+        if is_summary(statement.node, self.file.tf_names):
             # tf.data keeps no summary collection: a summary of the batch is written where
             # the training loop has a writer and a step.
             p.summaries.append(statement)
@@ -615,6 +367,3 @@ class _Splitter:
             p.outside.append(statement)
 
 
-def read_file(text: str):
-    tree = ast.parse(text)
-    return tree, _File(tree, text)

@@ -38,6 +38,11 @@ CASES = [
     ("photo_folder", "whole_files", lambda i: (i["photos"], 4), "exact", None, None),
     ("photo_folder", "indices", lambda i: (10, 4), "exact", 3, None),
     ("sentences", "padded_sequences", lambda i: (i["sequences"], 4), "exact", None, None),
+    ("hand_queues", "threaded_batches", lambda i: (i["digits"], 4), "auto", None, None),
+    ("hand_queues", "up_to_batches", lambda i: (i["digits"], 4), "exact", None, None),
+    ("hand_queues", "shuffled_batches", lambda i: (i["digits"], 4), "auto", None, None),
+    ("hand_queues", "padded_batches", lambda i: (i["sequences"], 4), "exact", None, None),
+    ("hand_queues", "single_elements", lambda i: (i["digits"],), "exact", None, None),
     ("reading_guide", "input_pipeline", lambda i: (i["csv"], 4, 3, 2), "auto", None, None),
     ("reading_guide", "joined_in_order", lambda i: (i["csv"], 4), "auto", None, None),
     ("reading_guide", "endless", lambda i: (i["csv"], 5), "exact", None, None),
@@ -91,7 +96,7 @@ def test_python_fed_queue_is_reported_with_the_generator_to_write(migrated):
     _, new, result = migrated("sentences")
     record = next(f for f in result.functions if f.name == "fed_sentences")
     assert not record.migrated
-    assert record.reason.construct == "FIFOQueue"
+    assert record.reason.construct.startswith("FIFOQueue")
     assert "from_generator" in record.reason.advice
     assert "NOT MIGRATED" in new.fed_sentences.__doc__
     assert "NOT migrated: fed_sentences" in result.output
