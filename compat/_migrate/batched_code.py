@@ -7,7 +7,8 @@ what must change for a batch dimension changes:
 
 * `parse_single_example(x, spec)` -> `parse_example(x, spec)`;
 * `t.set_shape([d, ...])` -> `t.set_shape([None, d, ...])`;
-* `reshape(t, [d, ...])` -> `reshape(t, [-1, d, ...])`.
+* `reshape(t, [d, ...])` -> `reshape(t, [-1, d, ...])`;
+* `stack` / `concat` / `expand_dims` along axis a >= 0 -> along a + 1.
 
 It applies only when every call in the code is one whose batched form gives each row what
 the call gives each element (element-wise ops, parsing, decoding raw bytes or CSV lines),
@@ -27,8 +28,20 @@ _ROW_WISE = frozenset({
     "round", "floor", "ceil", "sign", "pow", "where_v2", "FixedLenFeature", "constant",
     "convert_to_tensor", "zeros_like", "ones_like", "parse_single_example", "reshape",
     "set_shape", "get", "pop", "items", "keys", "values", "dict", "zip", "list", "tuple",
-    "len", "int", "float", "str", "range", "min", "max",
+    "len", "int", "float", "str", "range", "min", "max", "stack", "concat", "expand_dims",
 })
+
+
+def _derived(function: ast.FunctionDef) -> set:
+    """Names whose values come from the element (the parameters, and what is bound from them)."""
+    derived = {a.arg for a in function.args.args}
+    for statement in function.body:
+        reads = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+        if reads & derived:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    derived.add(node.id)
+    return derived
 
 
 def batched(element_code: str) -> str | None:
@@ -38,6 +51,7 @@ def batched(element_code: str) -> str | None:
     except SyntaxError:
         return None
     function = tree.body[0]
+    derived = _derived(function)
     edits = []
     for node in ast.walk(function):
         if node is function:
@@ -49,7 +63,11 @@ def batched(element_code: str) -> str | None:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
                 node.func, "id", None)
             if name not in _ROW_WISE:
-                return None
+                # A call on nothing the element gives (a feature spec, the CSV defaults)
+                # is the same for a batch.
+                if {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & derived:
+                    return None
+                continue
             edit = _edit(node, name)
             if edit is False:
                 return None
@@ -82,9 +100,37 @@ def _edit(call: ast.Call, name: str):
         shape = call.args[1] if len(call.args) > 1 else next(
             (k.value for k in call.keywords if k.arg == "shape"), None)
         return _leading(shape, "-1")
-    if name in ("FixedLenFeature",) or name == "decode_csv":
-        return None
+    if name in ("stack", "concat", "expand_dims"):
+        return _shifted_axis(call, name)
     return None
+
+
+# The axis argument's position, and its default (None: required).
+_AXIS = {"stack": (1, "0"), "concat": (1, None), "expand_dims": (1, None)}
+
+
+def _shifted_axis(call: ast.Call, name: str):
+    """An element's axis a >= 0 is the batch's a + 1 (a negative one counts from the end,
+    the same in both)."""
+    position, default = _AXIS[name]
+    axis = call.args[position] if len(call.args) > position else next(
+        (k.value for k in call.keywords if k.arg in ("axis", "dim")), None)
+    if axis is None:
+        if default is None:
+            return False
+        last = call.args[-1] if call.args else None
+        if last is None or call.keywords:
+            return False
+        return ((last.end_lineno, last.end_col_offset), ", axis=1", 0)
+    if not (isinstance(axis, ast.Constant) and isinstance(axis.value, int)):
+        if (isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub)
+                and isinstance(axis.operand, ast.Constant)):
+            return None  # from the end: unchanged
+        return False
+    if axis.value < 0:
+        return None
+    return ((axis.lineno, axis.col_offset), str(axis.value + 1),
+            axis.end_col_offset - axis.col_offset)
 
 
 def _leading(shape, dimension):
