@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from compat._migrate.recognize import Call, Read
-from compat._migrate.source_file import Unfollowable, row
+from compat._migrate.source_file import Unfollowable, plain_batching, row
 
 _TFRECORD_FRAMING_BYTES = 16
 
@@ -104,13 +104,24 @@ def _compression(reader: Call) -> str:
     return f", compression_type=tf.io.TFRecordOptions.get_compression_type_string({options})"
 
 
+# Files read by one reader dataset: a dataset per file costs more than a small file's records.
+FILES_PER_READER = 64
+
+
+def _grouped(reader: str, parameter: str = "") -> list:
+    """Lines reading the files `FILES_PER_READER` at a time, in order, with one dataset."""
+    function = f"lambda {parameter}: {reader}" if parameter else reader
+    return [f"# {FILES_PER_READER} files per reader dataset, read one after the other.",
+            f"dataset = dataset.batch({FILES_PER_READER}).flat_map({function})"]
+
+
 def reader_lines(reader: Call, read: Read, with_keys: bool) -> list:
     """`dataset` of file names -> `dataset` of TF1's records: values, or (key, value)."""
     api = reader.api
     if api == "TFRecordReader":
         compression = _compression(reader)
         if not with_keys and not compression:
-            body = ["dataset = dataset.flat_map(tf.data.TFRecordDataset)"]
+            body = _grouped("tf.data.TFRecordDataset")
         elif not with_keys:
             body = [f"dataset = dataset.flat_map(lambda filename: tf.data.TFRecordDataset("
                     f"filename{compression}))"]
@@ -156,7 +167,7 @@ def reader_lines(reader: Call, read: Read, with_keys: bool) -> list:
             layout.append(f"compression_type={encoding}")
         records = f"tf.data.FixedLengthRecordDataset(filename, {', '.join(layout)})"
         if not with_keys:
-            body = [f"dataset = dataset.flat_map(lambda filename: {records})"]
+            body = _grouped(records.replace("(filename, ", "(filenames, "), "filenames")
         else:
             body = ["def records_with_keys(filename):",
                     "    # TF1's key: the file name and the record's index in the file.",
@@ -170,6 +181,12 @@ def reader_lines(reader: Call, read: Read, with_keys: bool) -> list:
             body = ["dataset = dataset.map(tf.io.read_file)"]
     else:
         raise KeyError(api)
+    if read.method == "read_up_to" and body[-1].startswith("dataset = dataset.batch("):
+        body = body[1:]
+        body[-1] = body[-1].replace(f"dataset.batch({FILES_PER_READER}).flat_map(",
+                                    "dataset.flat_map(")
+        body[-1] = body[-1].replace("(filenames, ", "(filename, ").replace(
+            "lambda filenames:", "lambda filename:")
     if read.method == "read_up_to":
         # read_up_to: up to num_records of one file at a time, as TF1's reader returns them.
         last = body[-1]
@@ -190,14 +207,23 @@ def map_line(function: str, threads: str) -> str:
     return f"dataset = dataset.map({function}{parallel})"
 
 
+def keeps(batching: Call) -> bool:
+    """Whether it is a maybe_* call: its elements are (tensors, keep_input) pairs."""
+    return batching.api != plain_batching(batching.api)
+
+
 def batching_lines(batching: Call) -> list:
     """What a batching call does to the stream of elements its tensors make."""
-    api = batching.api
+    api = plain_batching(batching.api)
     lines = []
     if truth(argument(batching, "enqueue_many")) is not False:
         many = argument(batching, "enqueue_many")
         lines.append("dataset = dataset.unbatch()" if truth(many) else
                      f"dataset = dataset.unbatch() if {many} else dataset")
+    if keeps(batching):
+        lines.append("# keep_input: only what it keeps is batched.")
+        lines.append("dataset = dataset.filter(lambda element, keep: keep).map("
+                     "lambda element, keep: element)")
     batch_size = argument(batching, "batch_size")
     if api in ("train.shuffle_batch", "train.shuffle_batch_join"):
         capacity = argument(batching, "capacity")
@@ -231,12 +257,13 @@ def batching_lines(batching: Call) -> list:
 
 
 def threads_of(batching: Call, copies: str | None = None) -> str:
-    if batching.api in ("train.batch", "train.shuffle_batch"):
+    if plain_batching(batching.api) in ("train.batch", "train.shuffle_batch"):
         return argument(batching, "num_threads")
     return copies or "1"
 
 
 def tensors_of(batching: Call) -> str:
+    """The tensors it batches (a maybe_* call's element function also returns keep_input)."""
     return argument(batching, "tensors_list" if batching.api.endswith("_join") else "tensors")
 
 
@@ -244,6 +271,10 @@ def interleaved(lines: list, copies: str) -> list:
     """Reader lines whose files are read `copies` at a time, a record from each in turn (TF1's
     reader copies each read a whole file from the shared queue)."""
     out = []
+    if lines[-1].startswith(f"dataset = dataset.batch({FILES_PER_READER}).flat_map("):
+        lines = [lines[-1].replace(f"dataset.batch({FILES_PER_READER}).flat_map(",
+                                   "dataset.flat_map(").replace(
+            "lambda filenames:", "lambda filename:").replace("(filenames, ", "(filename, ")]
     for line in lines:
         if line.startswith("dataset = dataset.flat_map(") and line.endswith(")"):
             inner = line[len("dataset = dataset.flat_map("):-1]

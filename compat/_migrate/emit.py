@@ -124,6 +124,9 @@ def function_source(pipeline: Pipeline, text: str) -> str:
         later_reads |= statement.reads
     for batching in pipeline.batchings:
         later_reads |= read_names(ast.parse(dataset_code.tensors_of(batching), mode="eval"))
+        if dataset_code.keeps(batching):
+            later_reads |= read_names(ast.parse(dataset_code.argument(batching, "keep_input"),
+                                                mode="eval"))
     if pipeline.returned not in (None, "__batch__"):
         later_reads |= read_names(ast.parse(pipeline.returned, mode="eval"))
     prelude = []
@@ -148,11 +151,13 @@ def function_source(pipeline: Pipeline, text: str) -> str:
         [s for s in pipeline.element if not isinstance(s.node, ast.Return)])
     batchings = pipeline.batchings
     if batchings:
-        tensors = {dataset_code.tensors_of(b) for b in batchings}
-        if len(tensors) != 1:
+        returns = {_as_tuple(dataset_code.tensors_of(b)) + (
+            f", {dataset_code.argument(b, 'keep_input')}" if dataset_code.keeps(b) else "")
+            for b in batchings}
+        if len(returns) != 1:
             raise Unfollowable("if/else between batchings", batchings[0].line,
                                "both branches must batch the same tensors")
-        element_body.append(f"return {_as_tuple(tensors.pop())}")
+        element_body.append(f"return {returns.pop()}")
     else:
         element_body.append(f"return {_as_tuple(pipeline.returned)}")
     element_code = "\n".join([f"def {element_fn}({', '.join(params)}):"]
@@ -247,6 +252,8 @@ def _batchable(pipeline: Pipeline) -> bool:
         if dataset_code.truth(dataset_code.argument(batching, "enqueue_many")) is not False:
             return False
         if dataset_code.argument(batching, "batch_size").strip() == "None":
+            return False
+        if dataset_code.keeps(batching):
             return False
         if batching.api in ("train.batch", "train.batch_join") and dataset_code.truth(
                 dataset_code.argument(batching, "dynamic_pad")) is not False:

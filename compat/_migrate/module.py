@@ -9,6 +9,7 @@ import re
 import textwrap
 
 from compat._migrate import dataset_code, emit, spelling
+from compat._migrate.source_file import plain_batching
 from compat._migrate.recognize import (BATCHINGS, PRODUCERS, Unfollowable, read_file,
                                        recognize)
 from compat._migrate.records import FunctionResult, MigrationResult, NotMigrated
@@ -224,6 +225,7 @@ def _deterministic(pipeline) -> bool:
         except (ValueError, SyntaxError):
             return False
     for batching in pipeline.batchings:
-        if batching.api != "train.batch" or dataset_code.threads_of(batching).strip() != "1":
+        if plain_batching(batching.api) != "train.batch" or \
+                dataset_code.threads_of(batching).strip() != "1":
             return False
     return True

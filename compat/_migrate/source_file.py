@@ -14,9 +14,17 @@ PRODUCERS = frozenset({"train.string_input_producer", "train.input_producer",
                        "train.range_input_producer", "train.slice_input_producer"})
 READERS = frozenset({"TFRecordReader", "TextLineReader", "FixedLengthRecordReader",
                      "WholeFileReader"})
-BATCHINGS = frozenset({"train.batch", "train.shuffle_batch", "train.batch_join",
-                       "train.shuffle_batch_join"})
-JOINS = frozenset({"train.batch_join", "train.shuffle_batch_join"})
+_PLAIN_BATCHINGS = ("train.batch", "train.shuffle_batch", "train.batch_join",
+                    "train.shuffle_batch_join")
+# The maybe_* forms batch what keep_input keeps: the same calls with a filter first.
+BATCHINGS = frozenset(_PLAIN_BATCHINGS + tuple(a.replace("train.", "train.maybe_")
+                                               for a in _PLAIN_BATCHINGS))
+JOINS = frozenset(a for a in BATCHINGS if a.endswith("_join"))
+
+
+def plain_batching(api: str) -> str:
+    """`train.maybe_shuffle_batch` -> `train.shuffle_batch` (the others unchanged)."""
+    return api.replace("train.maybe_", "train.")
 HELPER_DEPTH = 4
 
 

@@ -22,6 +22,9 @@ CASES = [
     ("digits_records", "train_inputs", lambda i: (i["digits"], 4, 2), "auto", None, None),
     ("digits_records", "compressed_inputs", lambda i: (i["digits_gzip"], 3), "exact", None, None),
     ("digits_records", "chunked_inputs", lambda i: (i["digits"], 5), "exact", None, None),
+    ("digits_records", "even_digits", lambda i: (i["digits"], 4), "exact", None, None),
+    ("digits_records", "kept_rows", lambda i: (i["digits"], 4), "exact", None, None),
+    ("digits_records", "shuffled_odd_digits", lambda i: (i["digits"], 3), "auto", None, None),
     # Three preprocessing threads: TF1 hands the random crops to whichever record a thread
     # holds, so only the labels (not the augmented pixels) are TF1's whatever the timing.
     ("small_images", "distorted_inputs", lambda i: (i["binary_images"], 4), "auto", None,

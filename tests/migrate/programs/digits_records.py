@@ -65,3 +65,31 @@ def chunked_inputs(filenames, batch_size):
   parsed = tf.parse_example(records, {'digit': tf.FixedLenFeature([], tf.int64)})
   return tf.train.batch([parsed['digit']], batch_size, enqueue_many=True,
                         allow_smaller_final_batch=True)
+
+
+def even_digits(filenames, batch_size):
+  """Only the even digits are batched (keep_input)."""
+  queue = tf.train.string_input_producer(filenames, num_epochs=1, shuffle=False)
+  _, serialized = tf.TFRecordReader().read(queue)
+  digit = tf.parse_single_example(
+      serialized, {'digit': tf.FixedLenFeature([], tf.int64)})['digit']
+  return tf.train.maybe_batch([digit], tf.equal(digit % 2, 0), batch_size,
+                              allow_smaller_final_batch=True)
+
+
+def kept_rows(filenames, batch_size):
+  """Rows read three at a time; the ones not divisible by three are kept."""
+  queue = tf.train.string_input_producer(filenames, num_epochs=1, shuffle=False)
+  _, records = tf.TFRecordReader().read_up_to(queue, 3)
+  digits = tf.parse_example(records, {'digit': tf.FixedLenFeature([], tf.int64)})['digit']
+  return tf.train.maybe_batch([digits], tf.not_equal(digits % 3, 0), batch_size,
+                              enqueue_many=True, allow_smaller_final_batch=True)
+
+
+def shuffled_odd_digits(filenames, batch_size):
+  queue = tf.train.string_input_producer(filenames, num_epochs=2)
+  _, serialized = tf.TFRecordReader().read(queue)
+  digit = tf.parse_single_example(
+      serialized, {'digit': tf.FixedLenFeature([], tf.int64)})['digit']
+  return tf.train.maybe_shuffle_batch([digit], batch_size, capacity=30, min_after_dequeue=10,
+                                      keep_input=tf.equal(digit % 2, 1))
