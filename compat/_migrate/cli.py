@@ -50,8 +50,8 @@ def main(argv=None) -> int:
         print(f"compat-migrate: {error}", file=sys.stderr)
         return EXIT_ERROR
     if not result.functions:
-        print(f"compat-migrate: no legacy input function (one that builds a producer such as "
-              f"tf.train.string_input_producer) in {args.source}", file=sys.stderr)
+        print(f"compat-migrate: no legacy input function (one that builds a producer, a queue "
+              f"or a batching call of TF1) in {args.source}", file=sys.stderr)
         return EXIT_ERROR
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:
