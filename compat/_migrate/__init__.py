@@ -20,3 +20,4 @@ Modules, each importing only ones above it in this list:
 
 The public surface is `compat.migrate`. Nothing here imports TensorFlow except `spelling`,
 when it renames: `module.rewritable` (what compat-check reports) runs without it.
+"""
