@@ -16,6 +16,7 @@ TF1's, as the shim reproduces them (see DESIGN.md) and the harness tests prove:
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from compat._migrate.recognize import Call, Read
 from compat._migrate.source_file import Unfollowable, plain_batching, row
@@ -108,51 +109,52 @@ def _compression(reader: Call) -> str:
 FILES_PER_READER = 64
 
 
-def _grouped(reader: str, parameter: str = "") -> list:
-    """Lines reading the files `FILES_PER_READER` at a time, in order, with one dataset."""
-    function = f"lambda {parameter}: {reader}" if parameter else reader
-    return [f"# {FILES_PER_READER} files per reader dataset, read one after the other.",
-            f"dataset = dataset.batch({FILES_PER_READER}).flat_map({function})"]
+@dataclass(frozen=True)
+class _FileReader:
+    """How a reader's files become records, as source text."""
+
+    function: str                # a callable: a file name -> that file's records
+    of_file: str                 # the same records, as an expression of `filename`
+    of_files: str | None = None  # a callable reading a vector of names in order, one dataset
+    defs: tuple = ()             # lines defining the function `function` names
 
 
-def reader_lines(reader: Call, read: Read, with_keys: bool) -> list:
-    """`dataset` of file names -> `dataset` of TF1's records: values, or (key, value)."""
+def _keyed(name: str, body: list) -> _FileReader:
+    return _FileReader(name, f"{name}(filename)", None, (f"def {name}(filename):", *body))
+
+
+def _file_reader(reader: Call, with_keys: bool) -> _FileReader:
     api = reader.api
     if api == "TFRecordReader":
         compression = _compression(reader)
-        if not with_keys and not compression:
-            body = _grouped("tf.data.TFRecordDataset")
-        elif not with_keys:
-            body = [f"dataset = dataset.flat_map(lambda filename: tf.data.TFRecordDataset("
-                    f"filename{compression}))"]
-        else:
-            body = ["def tfrecords_with_keys(filename):",
-                    "    # TF1's key: the file name and the record's byte offset in the file.",
-                    "    def keyed(offset, record):",
-                    "        key = tf.strings.join([filename, tf.strings.as_string(offset)], ':')",
-                    f"        size = tf.cast(tf.strings.length(record), tf.int64) + "
-                    f"{_TFRECORD_FRAMING_BYTES}",
-                    "        return offset + size, (key, record)",
-                    f"    records = tf.data.TFRecordDataset(filename{compression})",
-                    "    return records.scan(tf.constant(0, tf.int64), keyed)",
-                    "dataset = dataset.flat_map(tfrecords_with_keys)"]
-    elif api == "TextLineReader":
+        records = f"tf.data.TFRecordDataset(filename{compression})"
+        if with_keys:
+            return _keyed("tfrecords_with_keys", [
+                "    # TF1's key: the file name and the record's byte offset in the file.",
+                "    def keyed(offset, record):",
+                "        key = tf.strings.join([filename, tf.strings.as_string(offset)], ':')",
+                f"        size = tf.cast(tf.strings.length(record), tf.int64) + "
+                f"{_TFRECORD_FRAMING_BYTES}",
+                "        return offset + size, (key, record)",
+                f"    records = {records}",
+                "    return records.scan(tf.constant(0, tf.int64), keyed)"])
+        if compression:
+            return _FileReader(f"lambda filename: {records}", records)
+        return _FileReader("tf.data.TFRecordDataset", records, "tf.data.TFRecordDataset")
+    if api == "TextLineReader":
         skip = reader.args.get("skip_header_lines", "None")
         skip = "0" if skip.strip() == "None" else skip
-        if not with_keys:
-            lines = "tf.data.TextLineDataset(filename)"
-            lines += f".skip({skip})" if skip != "0" else ""
-            body = [f"dataset = dataset.flat_map(lambda filename: {lines})"]
-        else:
-            body = ["def lines_with_keys(filename):",
-                    "    # TF1's key: the file name and the line's number (from 1, header "
-                    "lines counted).",
-                    f"    lines = tf.data.TextLineDataset(filename).skip({skip}).enumerate("
-                    f"{skip} + 1)",
-                    "    return lines.map(lambda number, line: (tf.strings.join("
-                    "[filename, tf.strings.as_string(number)], ':'), line))",
-                    "dataset = dataset.flat_map(lines_with_keys)"]
-    elif api == "FixedLengthRecordReader":
+        if with_keys:
+            return _keyed("lines_with_keys", [
+                "    # TF1's key: the file name and the line's number (from 1, header "
+                "lines counted).",
+                f"    lines = tf.data.TextLineDataset(filename).skip({skip}).enumerate("
+                f"{skip} + 1)",
+                "    return lines.map(lambda number, line: (tf.strings.join("
+                "[filename, tf.strings.as_string(number)], ':'), line))"])
+        lines = "tf.data.TextLineDataset(filename)" + (f".skip({skip})" if skip != "0" else "")
+        return _FileReader(f"lambda filename: {lines}", lines)
+    if api == "FixedLengthRecordReader":
         hop = reader.args.get("hop_bytes", "None")
         if hop.strip() not in ("None", "0"):
             raise Unfollowable("FixedLengthRecordReader(hop_bytes=...)", reader.line,
@@ -166,42 +168,43 @@ def reader_lines(reader: Call, read: Read, with_keys: bool) -> list:
         if encoding.strip() != "None":
             layout.append(f"compression_type={encoding}")
         records = f"tf.data.FixedLengthRecordDataset(filename, {', '.join(layout)})"
-        if not with_keys:
-            body = _grouped(records.replace("(filename, ", "(filenames, "), "filenames")
-        else:
-            body = ["def records_with_keys(filename):",
-                    "    # TF1's key: the file name and the record's index in the file.",
-                    f"    records = {records}.enumerate()",
-                    "    return records.map(lambda index, record: (tf.strings.join("
-                    "[filename, tf.strings.as_string(index)], ':'), record))",
-                    "dataset = dataset.flat_map(records_with_keys)"]
-    elif api == "WholeFileReader":
+        if with_keys:
+            return _keyed("records_with_keys", [
+                "    # TF1's key: the file name and the record's index in the file.",
+                f"    records = {records}.enumerate()",
+                "    return records.map(lambda index, record: (tf.strings.join("
+                "[filename, tf.strings.as_string(index)], ':'), record))"])
+        many = records.replace("(filename, ", "(filenames, ")
+        return _FileReader(f"lambda filename: {records}", records, f"lambda filenames: {many}")
+    raise KeyError(api)
+
+
+def reader_lines(reader: Call, read: Read, with_keys: bool, copies: str | None = None) -> list:
+    """`dataset` of file names -> `dataset` of TF1's records: values, or (key, value).
+    With `copies` (batch_join's reader copies), that many files are read at a time, a record
+    from each in turn: TF1's copies each read a whole file from the shared queue."""
+    if reader.api == "WholeFileReader":
+        if read.method == "read_up_to":
+            raise Unfollowable("WholeFileReader.read_up_to", read.line,
+                               "a whole file is one record: use read()")
         # Reading a file depends on nothing else: files are read in parallel, kept in order.
-        body = ["dataset = dataset.map(lambda filename: (filename, tf.io.read_file(filename)), "
-                "num_parallel_calls=tf.data.AUTOTUNE)"]
         if not with_keys:
-            body = ["dataset = dataset.map(tf.io.read_file, num_parallel_calls=tf.data.AUTOTUNE)"]
-    else:
-        raise KeyError(api)
-    if read.method == "read_up_to" and body[-1].startswith("dataset = dataset.batch("):
-        body = body[1:]
-        body[-1] = body[-1].replace(f"dataset.batch({FILES_PER_READER}).flat_map(",
-                                    "dataset.flat_map(")
-        body[-1] = body[-1].replace("(filenames, ", "(filename, ").replace(
-            "lambda filenames:", "lambda filename:")
+            return ["dataset = dataset.map(tf.io.read_file, num_parallel_calls=tf.data.AUTOTUNE)"]
+        return ["dataset = dataset.map(lambda filename: (filename, tf.io.read_file(filename)), "
+                "num_parallel_calls=tf.data.AUTOTUNE)"]
+    files = _file_reader(reader, with_keys)
+    function = files.function
     if read.method == "read_up_to":
-        # read_up_to: up to num_records of one file at a time, as TF1's reader returns them.
-        last = body[-1]
-        assert last.startswith("dataset = dataset.")
-        if "flat_map(lambda filename: " in last:
-            inner = last[len("dataset = dataset.flat_map(lambda filename: "):-1]
-            body[-1] = (f"dataset = dataset.flat_map(lambda filename: {inner}"
-                        f".batch({read.count}))")
-        else:
-            name = last[last.index("flat_map(") + len("flat_map("):-1]
-            body[-1] = (f"dataset = dataset.flat_map(lambda filename: {name}(filename)"
-                        f".batch({read.count}))")
-    return body
+        # up to num_records of one file at a time, as TF1's reader returns them
+        function = f"lambda filename: {files.of_file}.batch({read.count})"
+    if copies is not None:
+        return list(files.defs) + [f"dataset = dataset.interleave({function}, cycle_length="
+                                   f"{copies}, num_parallel_calls={copies})"]
+    if files.of_files is not None and read.method == "read":
+        return list(files.defs) + [
+            f"# {FILES_PER_READER} files per reader dataset, read one after the other.",
+            f"dataset = dataset.batch({FILES_PER_READER}).flat_map({files.of_files})"]
+    return list(files.defs) + [f"dataset = dataset.flat_map({function})"]
 
 
 def map_line(function: str, threads: str) -> str:
@@ -267,20 +270,3 @@ def threads_of(batching: Call, copies: str | None = None) -> str:
 def tensors_of(batching: Call) -> str:
     """The tensors it batches (a maybe_* call's element function also returns keep_input)."""
     return argument(batching, "tensors_list" if batching.api.endswith("_join") else "tensors")
-
-
-def interleaved(lines: list, copies: str) -> list:
-    """Reader lines whose files are read `copies` at a time, a record from each in turn (TF1's
-    reader copies each read a whole file from the shared queue)."""
-    out = []
-    if lines[-1].startswith(f"dataset = dataset.batch({FILES_PER_READER}).flat_map("):
-        lines = [lines[-1].replace(f"dataset.batch({FILES_PER_READER}).flat_map(",
-                                   "dataset.flat_map(").replace(
-            "lambda filenames:", "lambda filename:").replace("(filenames, ", "(filename, ")]
-    for line in lines:
-        if line.startswith("dataset = dataset.flat_map(") and line.endswith(")"):
-            inner = line[len("dataset = dataset.flat_map("):-1]
-            line = (f"dataset = dataset.interleave({inner}, cycle_length={copies}, "
-                    f"num_parallel_calls={copies})")
-        out.append(line)
-    return out

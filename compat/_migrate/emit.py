@@ -7,7 +7,7 @@ import textwrap
 
 from compat._migrate import batched_code, dataset_code
 from compat._migrate.recognize import BatchChoice, Pipeline, Unfollowable
-from compat._migrate.statements import read_names
+from compat._migrate.statements import header, is_docstring, read_names
 
 _INDENT = "    "
 
@@ -104,16 +104,11 @@ def _statement_lines(statements) -> list:
 def function_source(pipeline: Pipeline, text: str) -> str:
     function = pipeline.function
     lines = text.splitlines()
-    first = (function.decorator_list[0].lineno if function.decorator_list else function.lineno) - 1
-    body_start = function.body[0].lineno - 1
-    header = lines[first:body_start]
-    indent = function.col_offset
-    header = [line[indent:] if not line[:indent].strip() else line for line in header]
+    signature = header(function, lines)
     taken = _names_in(function)
     body = []
     first_stmt = function.body[0]
-    if (isinstance(first_stmt, ast.Expr) and isinstance(first_stmt.value, ast.Constant)
-            and isinstance(first_stmt.value.value, str)):
+    if is_docstring(first_stmt):
         doc = lines[first_stmt.lineno - 1:first_stmt.end_lineno]
         body.extend(textwrap.dedent("\n".join(doc)).splitlines())
     body.extend(_statement_lines(pipeline.outside))
@@ -132,10 +127,8 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     prelude = []
     if pipeline.read is not None:
         params, with_keys, prelude = _read_params(pipeline, taken, later_reads)
-        lines = dataset_code.reader_lines(pipeline.reader, pipeline.read, with_keys)
-        if pipeline.copies is not None:
-            lines = dataset_code.interleaved(lines, pipeline.copies)
-        body.extend(lines)
+        body.extend(dataset_code.reader_lines(pipeline.reader, pipeline.read, with_keys,
+                                              pipeline.copies))
     elif pipeline.dequeued or pipeline.source_targets:
         kind = "many" if pipeline.source.api == "train.slice_input_producer" else "one"
         if kind == "many" and not isinstance(ast.parse(pipeline.source_targets, mode="eval").body,
@@ -211,7 +204,7 @@ def function_source(pipeline: Pipeline, text: str) -> str:
     if batchings:
         body.extend(_post_lines(pipeline, taken))
     body.append("return dataset.prefetch(tf.data.AUTOTUNE)")
-    return "\n".join(header + _block(body))
+    return "\n".join(signature + _block(body))
 
 
 _STATEFUL_WORDS = ("random", "py_func", "py_function", "numpy_function", "Variable", "assign",

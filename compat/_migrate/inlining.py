@@ -9,7 +9,7 @@ import ast
 from compat._migrate.source_file import (HELPER_DEPTH, JOINS, SourceFile, Unfollowable,
                                          value_call)
 from compat._migrate.statements import (SourceLines, Statement, bound_names, flatten,
-                                        read_names)
+                                        is_docstring, read_names)
 
 JOINED_ELEMENT = "joined_element"
 
@@ -130,15 +130,10 @@ def _helper_statements(file: SourceFile, helper: ast.FunctionDef, call: ast.Call
         if isinstance(node, ast.Return):
             tail = [written_statement(f"return {value}", line, file.lines)]
         elif isinstance(node, ast.Assign):
-            targets = " = ".join(statement.segment(t) for t in node.targets)
+            targets = statement.targets()
             if targets != value:
                 tail = [written_statement(f"{targets} = {value}", line, file.lines)]
     return bound + inner + tail
-
-
-def is_docstring(node) -> bool:
-    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str))
 
 
 def _check_no_clash(file, helper, inner, statement) -> None:

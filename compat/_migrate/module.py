@@ -13,6 +13,7 @@ from compat._migrate.source_file import plain_batching
 from compat._migrate.recognize import (BATCHINGS, PRODUCERS, Unfollowable, read_file,
                                        recognize)
 from compat._migrate.records import FunctionResult, MigrationResult, NotMigrated
+from compat._migrate.statements import first_line, header
 
 # What makes a function an input pipeline of its own.
 PIPELINE_APIS = PRODUCERS | BATCHINGS | frozenset({
@@ -39,11 +40,7 @@ def candidates(tree, file, wanted=()) -> list:
 
 
 def _wrapper(function: ast.FunctionDef, text: str, module_name: str, reason: NotMigrated) -> str:
-    lines = text.splitlines()
-    first = (function.decorator_list[0].lineno if function.decorator_list else function.lineno) - 1
-    header = lines[first:function.body[0].lineno - 1]
-    indent = function.col_offset
-    header = [line[indent:] if not line[:indent].strip() else line for line in header]
+    signature = header(function, text.splitlines())
     params = [a.arg for a in function.args.args]
     call_args = ", ".join(params)
     if function.args.vararg:
@@ -62,7 +59,7 @@ def _wrapper(function: ast.FunctionDef, text: str, module_name: str, reason: Not
         f"legacy = importlib.import_module({module_name!r})",
         f"return compat.to_dataset(lambda tf: on_shim(legacy.{function.name})({call_args}))",
     ]
-    return "\n".join(header + ["    " + line if line else "" for line in body])
+    return "\n".join(signature + ["    " + line if line else "" for line in body])
 
 
 def _switch_imports(tree, text: str) -> str:
@@ -209,8 +206,7 @@ def _replace_functions(tree, text, replacements, dropped) -> str:
         elif isinstance(node, ast.FunctionDef) and node.name in dropped:
             edits.append((node, None))
     for node, new in sorted(edits, key=lambda e: -e[0].lineno):
-        first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
-        lines[first:node.end_lineno] = new.splitlines() if new is not None else []
+        lines[first_line(node):node.end_lineno] = new.splitlines() if new is not None else []
     return "\n".join(lines) + "\n"
 
 

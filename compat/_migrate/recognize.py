@@ -19,11 +19,11 @@ import ast
 from dataclasses import dataclass, field
 
 from compat._migrate.hand_queues import HandQueues
-from compat._migrate.inlining import JOINED_ELEMENT, inline, is_docstring
+from compat._migrate.inlining import JOINED_ELEMENT, inline
 from compat._migrate.source_file import (BATCHINGS, JOINS, PRODUCERS, READERS, SourceFile,
                                          Unfollowable, bind_arguments, is_summary, read_file,
                                          value_call)
-from compat._migrate.statements import Statement, bound_names, flatten
+from compat._migrate.statements import Statement, bound_names, flatten, is_docstring
 
 __all__ = ["Pipeline", "Call", "Read", "BatchChoice", "recognize", "read_file", "Unfollowable",
            "PRODUCERS", "READERS", "BATCHINGS"]
@@ -227,7 +227,7 @@ class _Splitter:
             arg = call.args[1] if len(call.args) > 1 else next(
                 (k.value for k in call.keywords if k.arg == "num_records"), None)
             count = ast.get_source_segment(statement.source, arg)
-        targets = " = ".join(ast.get_source_segment(statement.source, t) for t in node.targets)
+        targets = statement.targets()
         p.read = Read(call.func.attr, count, targets, statement.line)
         p.element_names |= bound_names(node)
 
@@ -250,7 +250,7 @@ class _Splitter:
         p.apis.append(api)
         p.source = Call(api, inner, bind_arguments(api, inner, statement.source), statement.line)
         p.dequeued = True
-        p.source_targets = " = ".join(statement.segment(t) for t in node.targets)
+        p.source_targets = statement.targets()
         p.element_names |= bound_names(node)
         return True
 
@@ -266,8 +266,7 @@ class _Splitter:
             raise Unfollowable("a second dequeue", statement.line,
                                "one read of the producer is followed per function")
         p.dequeued = True
-        p.source_targets = " = ".join(ast.get_source_segment(statement.source, t)
-                                      for t in node.targets)
+        p.source_targets = statement.targets()
         p.element_names |= bound_names(node)
 
     def _hand_batching(self, statement, call, api, arguments) -> None:
@@ -297,8 +296,7 @@ class _Splitter:
         if isinstance(node, ast.Return):
             p.returned = "__batch__"
         elif isinstance(node, ast.Assign):
-            p.batch_targets = " = ".join(ast.get_source_segment(statement.source, t)
-                                         for t in node.targets)
+            p.batch_targets = statement.targets()
             self.batch_names |= bound_names(node)
         else:
             raise Unfollowable(p.batching.api if isinstance(p.batching, Call) else "batch",
@@ -313,7 +311,7 @@ class _Splitter:
         if not all(api in BATCHINGS for api in found):
             return False
         kinds = [type(branch[0]) for branch in (node.body, node.orelse)]
-        texts = [" = ".join(ast.get_source_segment(statement.source, t) for t in b[0].targets)
+        texts = [statement.targets(b[0])
                  if isinstance(b[0], ast.Assign) else "" for b in (node.body, node.orelse)]
         if kinds[0] is not kinds[1] or texts[0] != texts[1] or any(a.endswith("_join") for a in found):
             raise Unfollowable("if/else between batchings", statement.line,

@@ -14,6 +14,8 @@ import io
 import logging
 import re
 
+from compat._migrate.statements import first_line
+
 TF1_VALUES_KEPT = (
     ("image.resize_images", "TF2's tf.image.resize samples pixel centres (half_pixel_centers)"),
     ("image.resize_bilinear", "TF2's tf.image.resize samples pixel centres (half_pixel_centers)"),
@@ -71,8 +73,7 @@ def to_tf2(text: str) -> tuple:
     held = {}
     for node in ast.parse(text).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _imports_tf1_itself(node):
-            first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
-            for index in range(first, node.end_lineno):
+            for index in range(first_line(node), node.end_lineno):
                 held[index] = lines[index]
                 lines[index] = f"# compat-migrate held line {index}"
     renamed, kept = _renamed("\n".join(lines) + "\n")

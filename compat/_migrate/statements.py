@@ -31,6 +31,10 @@ class Statement:
     def segment(self, node) -> str:
         return ast.get_source_segment(self.source, node)
 
+    def targets(self, node=None) -> str:
+        """The targets of this assignment (or of `node`, an assignment inside it), as written."""
+        return " = ".join(self.segment(t) for t in (node or self.node).targets)
+
 
 def _stored_base(target) -> set:
     if isinstance(target, ast.Name):
@@ -127,9 +131,18 @@ def flatten(body, lines: SourceLines, tf_names) -> list:
     return out
 
 
-def docstring(function: ast.FunctionDef):
-    first = function.body[0] if function.body else None
-    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)):
-        return first
-    return None
+def is_docstring(node) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def first_line(node) -> int:
+    """The 0-based index of a definition's first line, its decorators included."""
+    return (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+
+
+def header(function, lines: list) -> list:
+    """A function's lines up to its body (decorators and signature), dedented to column 0."""
+    indent = function.col_offset
+    return [line[indent:] if not line[:indent].strip() else line
+            for line in lines[first_line(function):function.body[0].lineno - 1]]
