@@ -19,5 +19,6 @@ def __getattr__(name):
     if name in ("v1", "check", "harness"):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "to_dataset":
+        importlib.import_module(f"{__name__}._install").require_tensorflow("compat.to_dataset")
         return importlib.import_module(f"{__name__}._bridge").to_dataset
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ import importlib.machinery
 import sys
 import types
 
-from compat import _api_table
+from compat import _api_table, _install
 
 ROOT = "compat.v1"
 _TF_ROOT = "tensorflow.compat.v1"
@@ -39,6 +39,7 @@ def _load_runtime() -> None:
     TensorFlow loads its own: building the first pipeline then pays no imports (~15 ms);
     and TensorFlow's first failed op look-up runs meanwhile (see `registry_warmup`)."""
     if not _runtime_loaded:
+        _install.require_tensorflow("compat.v1")
         _runtime_loaded.append(True)
         for module_name in sorted({impl.partition(":")[0] for table in _OVERRIDES.values()
                                    for impl in table.values()}):
