@@ -1,6 +1,16 @@
-"""Shared test configuration: hypothesis profiles and TensorFlow availability.
+"""Shared test configuration: hypothesis profiles, TensorFlow availability, test scopes.
 
 CI uses the "ci" profile; set COMPAT_HYPOTHESIS_PROFILE=long for the long run.
+
+COMPAT_TEST_SCOPE picks the tests (each test is in exactly one of quick and extended, so CI
+runs the whole matrix once as `tox -e quick,notf` then `tox -e extended`):
+
+    full       every test in every behaviour (the default; `tox -e tf221` and friends)
+    quick      the README's test command: every area, without what repeats coverage the
+               quick run already has: `behaviour_independent` tests run under TF1 behaviour
+               only, `extended` tests (large files, memory loops, subprocess round trips of
+               what other tests cover in-process) not at all
+    extended   exactly what quick leaves out
 """
 import importlib.util
 import os
@@ -43,7 +53,32 @@ def tf_behavior(request):
     return request.param
 
 
+_SCOPES = ("full", "quick", "extended")
+_SCOPE = os.environ.get("COMPAT_TEST_SCOPE", "full")
+if _SCOPE not in _SCOPES:
+    raise pytest.UsageError(f"COMPAT_TEST_SCOPE={_SCOPE!r}: expected one of {', '.join(_SCOPES)}")
+
+
+def _left_out_of_quick(item) -> bool:
+    if item.get_closest_marker("extended"):
+        return True
+    behaviour = getattr(item, "callspec", None) and item.callspec.params.get("tf_behavior")
+    return bool(item.get_closest_marker("behaviour_independent")) and behaviour == "tf2"
+
+
+def _select_scope(config, items):
+    if _SCOPE == "full":
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if _left_out_of_quick(item) == (_SCOPE == "quick") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_collection_modifyitems(config, items):
+    _select_scope(config, items)
     if _TIMEOUT_SCALE > 1:
         for item in items:
             marker = item.get_closest_marker("timeout")

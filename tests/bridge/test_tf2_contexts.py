@@ -245,6 +245,7 @@ def _fingerprints(path):
 
 
 @pytest.mark.eager
+@pytest.mark.extended
 def test_snapshot_written_by_one_process_is_read_by_the_next(paths, tmp_path):
     """A second process building the same seeded pipeline (after tracing unrelated functions,
     as another program would) reuses the first one's snapshot: after it, the snapshot

@@ -37,6 +37,7 @@ def _peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+@pytest.mark.extended
 def test_pipelines_built_in_a_loop_free_their_graphs(shim, tmp_path):
     path = str(tmp_path / "images.tfrecord")
     with tf_real.io.TFRecordWriter(path) as writer:

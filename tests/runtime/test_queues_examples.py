@@ -29,6 +29,7 @@ def load_example(name):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("name, arguments", [("python_feeder", ["--utterances", "100"]),
                                              ("hand_built_stages", ["--epochs", "1"])])
+@pytest.mark.extended
 def test_example_program_runs_under_the_shim(name, arguments):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TF_CPP_MIN_LOG_LEVEL="2")

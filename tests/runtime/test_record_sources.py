@@ -12,7 +12,8 @@ import zlib
 import pytest
 from hypothesis import given, strategies as st
 
-pytestmark = pytest.mark.needs_tf
+# The readers' byte streams do not depend on the TF behaviour: the quick run takes one.
+pytestmark = [pytest.mark.needs_tf, pytest.mark.behaviour_independent]
 
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1

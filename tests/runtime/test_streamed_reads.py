@@ -79,6 +79,7 @@ def _write(path, records, ending=b"\n", compressed=False):
     ("fixed_hop", _FIXED_RECORDS, 0),
     ("fixed_gzip", _FIXED_RECORDS, 0),
 ])
+@pytest.mark.extended
 def test_a_large_file_reads_fully_with_bounded_growth(tmp_path, tf_behavior, case, records,
                                                        skipped):
     path = tmp_path / "data"
