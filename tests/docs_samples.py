@@ -1,0 +1,63 @@
+"""Run the ```python blocks of one markdown page, in order, in one namespace.
+
+    python tests/docs_samples.py PAGE.md
+
+The blocks run in a fresh temporary directory holding the small input files the samples
+read (see `write_inputs`); a block that raises ends the run with the page, the block's line
+and the traceback. tests/test_docs.py runs every page of docs/ and README.md through this.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCK = re.compile(r"^( *)```python\n(.*?)^\1```$", re.S | re.M)
+
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """(line number, code) of every ```python block of a markdown text, in order."""
+    blocks = []
+    for match in BLOCK.finditer(text):
+        indent = len(match.group(1))
+        code = "".join(line[indent:] for line in match.group(2).splitlines(True))
+        blocks.append((text.count("\n", 0, match.start()) + 2, code))
+    return blocks
+
+
+def write_inputs(directory: str) -> None:
+    """The files the samples read, small: `train.csv` (a header and 200 lines of
+    `label,value`) and `mnist.tfrecord` (256 MNIST-shaped records, the demo's layout)."""
+    with open(os.path.join(directory, "train.csv"), "w", encoding="utf-8") as handle:
+        handle.write("label,value\n")
+        handle.writelines(f"{i % 10},{i / 10:.1f}\n" for i in range(200))
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        from mnist_queue_pipeline import write_mnist_like_tfrecord
+    finally:
+        sys.path.pop(0)
+    write_mnist_like_tfrecord(os.path.join(directory, "mnist.tfrecord"), num_records=256)
+
+
+def run_page(path: str) -> int:
+    with open(path, encoding="utf-8") as handle:
+        blocks = python_blocks(handle.read())
+    os.chdir(tempfile.mkdtemp(prefix="compat_docs_"))
+    write_inputs(os.getcwd())
+    namespace = {"__name__": "__docs__"}
+    for line, code in blocks:
+        try:
+            exec(compile(code, f"{path}:{line}", "exec"), namespace)
+        except BaseException:  # noqa: BLE001 - every failure is the page's
+            print(f"{path}, the block at line {line} failed:\n{code}", file=sys.stderr)
+            traceback.print_exc()
+            return 1
+    print(f"{path}: {len(blocks)} block(s) ran")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_page(sys.argv[1]))
