@@ -8,6 +8,7 @@ and the traceback. tests/test_docs.py runs every page of docs/ and README.md thr
 """
 from __future__ import annotations
 
+import linecache
 import os
 import re
 import sys
@@ -49,8 +50,11 @@ def run_page(path: str) -> int:
     write_inputs(os.getcwd())
     namespace = {"__name__": "__docs__"}
     for line, code in blocks:
+        name = f"{path}:{line}"
+        # The source where inspect (and so autograph, for the samples' lambdas) looks for it.
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         try:
-            exec(compile(code, f"{path}:{line}", "exec"), namespace)
+            exec(compile(code, name, "exec"), namespace)
         except BaseException:  # noqa: BLE001 - every failure is the page's
             print(f"{path}, the block at line {line} failed:\n{code}", file=sys.stderr)
             traceback.print_exc()
