@@ -17,6 +17,7 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"^( *)```python\n(.*?)^\1```$", re.S | re.M)
+SNIPPET = re.compile(r'^--8<-- "([^"]+)"\n', re.M)   # pymdownx.snippets, base_path: the repo
 
 
 def python_blocks(text: str) -> list[tuple[int, str]]:
@@ -25,13 +26,34 @@ def python_blocks(text: str) -> list[tuple[int, str]]:
     for match in BLOCK.finditer(text):
         indent = len(match.group(1))
         code = "".join(line[indent:] for line in match.group(2).splitlines(True))
+        code = SNIPPET.sub(lambda snippet: _read(os.path.join(ROOT, snippet.group(1))), code)
         blocks.append((text.count("\n", 0, match.start()) + 2, code))
     return blocks
 
 
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
 def write_inputs(directory: str) -> None:
     """The files the samples read, small: `train.csv` (a header and 200 lines of
-    `label,value`) and `mnist.tfrecord` (256 MNIST-shaped records, the demo's layout)."""
+    `label,value`), `mnist.tfrecord` (256 MNIST-shaped records, the demo's layout), and the
+    migration guide's `example_inputs.py` with `pixels.tfrecord` (10 records of 8x8 images
+    of their label's value, as its FEATURES describe)."""
+    import shutil
+
+    import numpy as np
+    import tensorflow as tf
+
+    shutil.copy(os.path.join(ROOT, "migration_guide", "example_inputs.py"), directory)
+    with tf.io.TFRecordWriter(os.path.join(directory, "pixels.tfrecord")) as writer:
+        for label in range(10):
+            feature = {"pixels": tf.train.Feature(bytes_list=tf.train.BytesList(
+                           value=[np.full(64, label, np.uint8).tobytes()])),
+                       "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))}
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature))
+                         .SerializeToString())
     with open(os.path.join(directory, "train.csv"), "w", encoding="utf-8") as handle:
         handle.write("label,value\n")
         handle.writelines(f"{i % 10},{i / 10:.1f}\n" for i in range(200))
@@ -48,6 +70,7 @@ def run_page(path: str) -> int:
         blocks = python_blocks(handle.read())
     os.chdir(tempfile.mkdtemp(prefix="compat_docs_"))
     write_inputs(os.getcwd())
+    sys.path.insert(0, os.getcwd())     # the samples import modules next to them, as you would
     namespace = {"__name__": "__docs__"}
     for line, code in blocks:
         name = f"{path}:{line}"
