@@ -1,10 +1,14 @@
-"""Run the ```python blocks of one markdown page, in order, in one namespace.
+"""Run the ```python blocks of markdown pages: each page's blocks in order, in one namespace.
 
-    python tests/docs_samples.py PAGE.md
+    python tests/docs_samples.py PAGE.md [PAGE.md ...]
 
-The blocks run in a fresh temporary directory holding the small input files the samples
-read (see `write_inputs`); a block that raises ends the run with the page, the block's line
-and the traceback. tests/test_docs.py runs every page of docs/ and README.md through this.
+Each page runs in a namespace and a fresh temporary directory of its own, holding the small
+input files the samples read (see `write_inputs`); a block that raises ends its page with
+the block's line and the traceback on stderr. One line on stdout per page says how it went
+(`RESULT ok PAGE` or `RESULT failed PAGE`). tests/test_docs.py runs every page of docs/ and
+README.md through this, the pages that switch the process to TF1 behaviour
+(`disable_v2_behavior()`) in a process apart from the others, since that switch is for the
+whole process.
 """
 from __future__ import annotations
 
@@ -71,6 +75,8 @@ def run_page(path: str) -> int:
     os.chdir(tempfile.mkdtemp(prefix="compat_docs_"))
     write_inputs(os.getcwd())
     sys.path.insert(0, os.getcwd())     # the samples import modules next to them, as you would
+    for name in ("example_inputs", "example_inputs_tf2"):   # a module a page imported
+        sys.modules.pop(name, None)
     namespace = {"__name__": "__docs__"}
     for line, code in blocks:
         name = f"{path}:{line}"
@@ -86,5 +92,14 @@ def run_page(path: str) -> int:
     return 0
 
 
+def main(pages: list[str]) -> int:
+    failed = 0
+    for page in [os.path.abspath(page) for page in pages]:   # each page changes directory
+        status = run_page(page)
+        print(f"RESULT {'failed' if status else 'ok'} {page}", flush=True)
+        failed += bool(status)
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
-    sys.exit(run_page(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))
