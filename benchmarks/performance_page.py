@@ -62,6 +62,29 @@ placeholders by a feeder thread) and `big_text` (one 10-million-line text file: 
 reader holds while it streams; every reader but `WholeFileReader` streams its files as TF1's
 does, so RSS grows by about what TF1's does, not by a multiple of the file).
 `--workloads` selects them.
+
+## Where the shim's speed comes from
+
+- **Batched computation where it is exact.** Stateless row-wise element code (parsing,
+  `decode_raw`, casts, elementwise arithmetic) runs on whole batches, tested bit for bit
+  against TF1 (`compat/_runtime/vectorize.py`); matmuls, convolutions, float sums and
+  transcendental functions stay per element.
+- **Only what is read.** A stage yields only what its consumer reads (a reader whose keys
+  are unused reads values alone; TFRecord files are opened in groups), and a whole-file
+  reader's read runs in the same map as the decode that consumes it.
+- **Nothing per epoch.** A producer over constants, or over values computed from constants
+  by ops whose results cannot depend on where they run (PTB's `range(epoch_size)`), is
+  computed once; each epoch costs only its shuffle.
+- **Pipelines built as tf.data's rewrites would build them**, without their pass over the
+  pipeline: a map followed by a batch is one map-and-batch, a batch call's `num_threads`
+  computes that many elements at once (`compat/_runtime/batch_fusion.py`), and the shim sets
+  every buffer and parallel call itself, with tf.data's autotuning off.
+- **Less Python per step.** A Session run repeated with the same fetches and feeds is
+  prepared once and goes straight to the C run (`compat/_runtime/session_runs.py`), and a
+  stage that cannot wait on another run is read without a thread hand-over.
+- **Cheap startup.** Stages are traced once, when the graph first runs and its consumers
+  are known; the shim writes the dataset and function definitions tf.data would trace
+  rather than tracing them through Python.
 """
 
 REPRODUCE = """\
