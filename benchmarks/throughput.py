@@ -1,6 +1,6 @@
 """Input-pipeline throughput: legacy TF1 queues vs the compat.v1 shim vs hand-tuned tf.data (MNIST).
 
-A thin wrapper kept for the README's command: it runs the `mnist` workload of
+A thin wrapper kept for the command the docs' performance page lists: it runs the `mnist` workload of
 benchmarks/suite.py (the unchanged `examples/mnist_queue_pipeline.build` under
 `tensorflow.compat.v1` and under `compat.v1`, and the hand-tuned tf.data version: sequential
 reads, shuffle, batch, then vectorized `parse_example`, prefetch) with this script's

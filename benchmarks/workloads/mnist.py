@@ -1,4 +1,4 @@
-"""MNIST: the README's pipeline, `examples/mnist_queue_pipeline.build`, unchanged.
+"""MNIST: the demo's pipeline, `examples/mnist_queue_pipeline.build`, unchanged.
 
     string_input_producer -> TFRecordReader -> parse_single_example -> decode_raw
     -> cast/scale -> shuffle_batch(128, capacity 2000, min_after_dequeue 1000)

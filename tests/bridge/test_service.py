@@ -1,7 +1,7 @@
 """The tf.data service with `compat.to_dataset` pipelines, in every processing mode.
 
 One in-process dispatcher and two workers on localhost serve every test (see
-docs/tf_data_service.md). The oracle is the same pipeline iterated locally with the same
+docs/bridge.md). The oracle is the same pipeline iterated locally with the same
 graph seed, so its batches are reproducible. Elements are batches; a batch is compared by its
 labels, and the test data's labels are 0..119, each once per epoch:
 

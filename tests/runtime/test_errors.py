@@ -235,7 +235,7 @@ def test_a_read_error_reaches_the_coordinator_and_the_run_sees_the_end(tmp_path,
     """TF1's runner thread hits the missing file: the Coordinator gets the NotFoundError
     (coord.join raises it) and the consumer's run gets OutOfRangeError after the batches
     read before it. The shim gives the same error at the same two points and the same whole
-    batches; TF1's final partial batch is not delivered yet (README: known differences).
+    batches; TF1's final partial batch is not delivered yet (docs/drop-in.md: known differences).
     With 30 records the error comes after the Session has prepared the repeated run, whose
     errors name no op."""
     import tensorflow as tf
