@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import glob
-import importlib.util
 import json
 import os
 import shlex
@@ -61,8 +60,6 @@ def test_code_samples_run(page, sample_runs):
 
 
 def test_mkdocs_build_strict(tmp_path):
-    if importlib.util.find_spec("mkdocs") is None:
-        pytest.skip("mkdocs-material is not installed (the `test` extra has it)")
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
                              str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
