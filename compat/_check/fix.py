@@ -32,7 +32,7 @@ from compat._check._fix_rewrite import (MODULE_EQUIVALENTS, SHIM, V1_MODULES, Im
 from compat._check._fix_targets import ClashFinder, refusal
 from compat._check._fix_write import (ReadSnapshot, WriteRefused, write_atomically,
                                       write_checked)
-from compat._check.model import SCAN_AST, Edit
+from compat._check.model import SCAN_AST, STAGE_LEGACY, Edit
 from compat._check.summary import is_migration_site, printable
 
 # SHIM, MODULE_EQUIVALENTS, V1_MODULES, write_checked and write_atomically were defined here
@@ -58,10 +58,14 @@ class FixOutcome:
         return not self.refused
 
 
+def _legacy(finding) -> bool:
+    return is_migration_site(finding) and finding.stage == STAGE_LEGACY
+
+
 def _plan(report, max_size: int) -> tuple:
     """(Edit or None, ReadSnapshot or None) for one checked file."""
-    if not any(is_migration_site(f) for f in report.findings):
-        return None, None
+    if not any(_legacy(f) for f in report.findings):
+        return None, None  # nothing, or every site already on the shim: nothing to rewrite
     if report.path.endswith(".ipynb"):
         return Edit(report.path, b"", b"", skipped=("notebooks are not rewritten",)), None
     if report.scan != SCAN_AST:
@@ -122,6 +126,14 @@ def _files(count: int) -> str:
     return f"{count} file{'s' if count != 1 else ''}"
 
 
+def _nothing_left(migrated: int) -> str:
+    if not migrated:
+        return "Nothing to fix: no legacy TF1 queue site found"
+    return (f"Nothing left to fix: the queue sites in {_files(migrated)} are already on the "
+            f"shim (compat.v1) or bridged by compat.to_dataset; the next step is tf.data "
+            f"(compat-migrate, or the tf.data rewrite printed for each site)")
+
+
 def apply(reports, write: bool, *, roots=None, max_file_size: int = sources.DEFAULT_MAX_FILE_SIZE,
           checked=None) -> FixOutcome:
     """Plan every rewrite, then write each one that is still safe to write (if `write`).
@@ -168,9 +180,16 @@ def apply(reports, write: bool, *, roots=None, max_file_size: int = sources.DEFA
         lines.extend(notes)
     unchanged = len(planned) - len(done) - len(refused) - linked
     verb, refuse = ("Fixed", "refused") if write else ("Would fix", "would refuse")
-    total = f"{verb} {_files(len(done))} ({unchanged} with migration sites left unchanged)"
-    if refused:
-        total += f"; {refuse} {_files(len(refused))}, see above"
-    lines.append(total)
+    migrated = sum(1 for r in reports if any(is_migration_site(f) for f in r.findings)
+                   and not any(_legacy(f) for f in r.findings))
+    if not planned:
+        lines.append(_nothing_left(migrated))
+    else:
+        total = f"{verb} {_files(len(done))} ({unchanged} with legacy sites left unchanged)"
+        if refused:
+            total += f"; {refuse} {_files(len(refused))}, see above"
+        if migrated:
+            total += f"; {_files(migrated)} already on the shim"
+        lines.append(total)
     return FixOutcome(tuple(e for e, _ in planned), "".join(_diff(e) for e in done),
                       printable("\n".join(lines)), tuple(e.path for e in done), tuple(refused))

@@ -6,7 +6,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from compat import _api_table as table
-from compat._check.model import SCAN_SKIPPED, SCAN_TOKENS
+from compat._check import stages
+from compat._check.model import (SCAN_SKIPPED, SCAN_TOKENS, STAGE_BRIDGED, STAGE_LEGACY,
+                                 STAGE_SHIM, STAGES)
 
 _MANUAL_SHOWN = 3  # how many manual sites the summary line names before "..."
 _FILES_SHOWN = 10  # token-scanned / failed files listed by name in the text summary
@@ -25,10 +27,16 @@ class Summary:
     token_scanned: tuple       # (path, problem) of files scanned by tokens
     errors: tuple              # (path, error): files or directories that could not be read
     skipped: tuple = ()        # (path, why): FIFOs, devices, sockets, never opened
+    legacy: int = 0            # sites per stage (see compat/_check/stages.py)
+    shim: int = 0
+    bridged: int = 0
+    tf_data_files: int = 0     # files on plain tf.data with no queue API left
+    fail_on: str = "legacy"
+    failing: int = 0           # findings in a stage --fail-on fails on: they make exit 1
 
     @property
     def has_findings(self) -> bool:
-        return self.sites > 0
+        return self.failing > 0
 
 
 def is_migration_site(finding) -> bool:
@@ -65,13 +73,24 @@ def printable_data(value):
     return value
 
 
-def summarize(reports) -> Summary:
+def _uses_tf_data(report) -> bool:
+    return any(path == "data" or path.startswith("data.") for path in report.references)
+
+
+def fails(finding, fail_on: str) -> bool:
+    """Whether this finding makes the run exit 1 under --fail-on."""
+    return finding.stage in stages.failing_stages(fail_on)
+
+
+def summarize(reports, fail_on: str = "legacy") -> Summary:
     coverage = Counter()
+    staged = Counter()
     files_with_sites = 0
     manual = []
     for report in reports:
         sites = [f for f in report.findings if is_migration_site(f)]
         files_with_sites += bool(sites)
+        staged.update(f.stage for f in sites)
         for finding in report.findings:
             coverage[finding.coverage] += 1
             if finding.coverage in (table.PARTIAL, table.NOT_COVERED):
@@ -85,11 +104,35 @@ def summarize(reports) -> Summary:
         manual_locations=tuple(manual),
         token_scanned=tuple((r.path, r.problem) for r in reports if r.scan == SCAN_TOKENS),
         errors=tuple((r.path, r.error) for r in reports if r.error),
-        skipped=tuple((r.path, r.problem) for r in reports if is_special_skip(r)))
+        skipped=tuple((r.path, r.problem) for r in reports if is_special_skip(r)),
+        legacy=staged[STAGE_LEGACY], shim=staged[STAGE_SHIM], bridged=staged[STAGE_BRIDGED],
+        tf_data_files=sum(1 for r in reports if not r.findings and _uses_tf_data(r)),
+        fail_on=fail_on,
+        failing=sum(1 for r in reports for f in r.findings
+                    if is_migration_site(f) and fails(f, fail_on)))
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _stage_line(summary: Summary) -> str:
+    parts = [f"{summary.legacy} legacy (TF1 queues)", f"{summary.shim} on the shim (compat.v1)",
+             f"{summary.bridged} bridged by compat.to_dataset"]
+    text = "by stage: " + ", ".join(parts)
+    if summary.tf_data_files:
+        text += f"; {_plural(summary.tf_data_files, 'file')} on plain tf.data"
+    return text
+
+
+def _fail_line(summary: Summary) -> str:
+    chosen = stages.failing_stages(summary.fail_on)
+    failing = " or ".join(stage for stage in STAGES if stage in chosen)
+    if not summary.failing:
+        return f"--fail-on {summary.fail_on}: no {failing} site, nothing fails the run"
+    verb = "fails" if summary.failing == 1 else "fail"
+    return (f"--fail-on {summary.fail_on}: {_plural(summary.failing, 'site')} at stage "
+            f"{failing} {verb} the run")
 
 
 def summary_lines(summary: Summary) -> list:
@@ -102,7 +145,7 @@ def summary_lines(summary: Summary) -> list:
         if summary.not_covered:
             parts.append(f"{summary.not_covered} "
                          f"need{'s' if summary.not_covered == 1 else ''} manual work")
-        text = (f"{_plural(summary.sites, 'legacy site')} in "
+        text = (f"{_plural(summary.sites, 'queue API site')} in "
                 f"{_plural(summary.files_with_sites, 'file')}: " + ", ".join(parts))
         if summary.manual_locations:
             shown = ", ".join(summary.manual_locations[:_MANUAL_SHOWN])
@@ -113,6 +156,10 @@ def summary_lines(summary: Summary) -> list:
     else:
         text = "No legacy queue APIs found"
     lines = [text + f"; {_plural(summary.files_checked, 'file')} checked"]
+    if summary.sites or summary.tf_data_files:
+        lines.append(_stage_line(summary))
+    if summary.sites:
+        lines.append(_fail_line(summary))
     if summary.not_pipeline:
         lines.append(f"{_plural(summary.not_pipeline, 'site')} not an input pipeline "
                      "(SyncReplicasOptimizer): keep as is")

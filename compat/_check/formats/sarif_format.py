@@ -9,7 +9,7 @@ from compat import __version__
 from compat import _api_table as table
 from compat._check import render as wording
 from compat._check.rules import all_codes
-from compat._check.summary import is_special_skip, printable_data
+from compat._check.summary import fails, is_migration_site, is_special_skip, printable_data
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {table.COVERED: "warning", table.PARTIAL: "warning", table.NOT_COVERED: "error",
@@ -38,7 +38,15 @@ def _uri(path: str) -> str:
     return quote(raw, safe="/:")
 
 
-def _result(finding, rule_index) -> dict:
+def _level(finding, fail_on: str) -> str:
+    """The coverage's level for a site --fail-on fails on; a note for one it lets pass (a
+    site already on the shim is progress, not an error, under the default)."""
+    if is_migration_site(finding) and not fails(finding, fail_on):
+        return "note"
+    return _LEVELS[finding.coverage]
+
+
+def _result(finding, rule_index, fail_on) -> dict:
     region = {"startLine": finding.line, "startColumn": finding.col,
               "endLine": max(finding.end_line, finding.line),
               "endColumn": max(finding.end_col, 1)}
@@ -54,11 +62,12 @@ def _result(finding, rule_index) -> dict:
     result = {
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
-        "level": _LEVELS[finding.coverage],
+        "level": _level(finding, fail_on),
         "message": {"text": text},
         "locations": [location],
         "properties": {"coverage": finding.coverage, "api": finding.api,
-                       "tfData": finding.tf_data, "scan": finding.scan},
+                       "tfData": finding.tf_data, "scan": finding.scan,
+                       "stage": finding.stage},
     }
     if finding.cell is not None:
         result["properties"]["cell"] = finding.cell
@@ -96,10 +105,15 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
             }},
             "invocations": [{
                 "executionSuccessful": not summary.errors,
+                "properties": {"failOn": summary.fail_on,
+                               "stages": {"legacy": summary.legacy, "shim": summary.shim,
+                                          "bridged": summary.bridged,
+                                          "tf.data files": summary.tf_data_files}},
                 "toolExecutionNotifications": notifications,
             }],
             "columnKind": "unicodeCodePoints",
-            "results": [_result(f, rule_index) for report in reports for f in report.findings],
+            "results": [_result(f, rule_index, summary.fail_on)
+                        for report in reports for f in report.findings],
         }],
     }
     return json.dumps(printable_data(log), indent=2, ensure_ascii=False) + "\n"
