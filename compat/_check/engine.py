@@ -118,7 +118,8 @@ def _analyse(path: str, data: bytes) -> FileReport:
         sites = resolution.sites
     references = resolution.references
     sites = _unsuppressed(sites, source.text)
-    context = Context(path=path, source=source, scan=scan, sites=sites, bridged=bridged)
+    context = Context(path=path, source=source, scan=scan, sites=sites, bridged=bridged,
+                      tree=tree)
     findings = {}
     for rule in RULES:
         for finding in rule.check(context):

@@ -33,6 +33,7 @@ class Summary:
     tf_data_files: int = 0     # files on plain tf.data with no queue API left
     fail_on: str = "legacy"
     failing: int = 0           # findings in a stage --fail-on fails on: they make exit 1
+    not_pipeline_kinds: tuple = ()  # what the not_pipeline sites are, for the summary line
 
     @property
     def has_findings(self) -> bool:
@@ -82,6 +83,16 @@ def fails(finding, fail_on: str) -> bool:
     return finding.stage in stages.failing_stages(fail_on)
 
 
+def _not_pipeline_kinds(reports) -> tuple:
+    codes = {f.code for r in reports for f in r.findings if not is_migration_site(f)}
+    kinds = []
+    if any(code.startswith("TFQ421") for code in codes):
+        kinds.append("SyncReplicasOptimizer")
+    if any(code.startswith("TFQ30") for code in codes):
+        kinds.append("queues holding model state")
+    return tuple(kinds)
+
+
 def summarize(reports, fail_on: str = "legacy") -> Summary:
     coverage = Counter()
     staged = Counter()
@@ -107,7 +118,7 @@ def summarize(reports, fail_on: str = "legacy") -> Summary:
         skipped=tuple((r.path, r.problem) for r in reports if is_special_skip(r)),
         legacy=staged[STAGE_LEGACY], shim=staged[STAGE_SHIM], bridged=staged[STAGE_BRIDGED],
         tf_data_files=sum(1 for r in reports if not r.findings and _uses_tf_data(r)),
-        fail_on=fail_on,
+        fail_on=fail_on, not_pipeline_kinds=_not_pipeline_kinds(reports),
         failing=sum(1 for r in reports for f in r.findings
                     if is_migration_site(f) and fails(f, fail_on)))
 
@@ -162,7 +173,7 @@ def summary_lines(summary: Summary) -> list:
         lines.append(_fail_line(summary))
     if summary.not_pipeline:
         lines.append(f"{_plural(summary.not_pipeline, 'site')} not an input pipeline "
-                     "(SyncReplicasOptimizer): keep as is")
+                     f"({', '.join(summary.not_pipeline_kinds)}): keep as is")
     if summary.token_scanned:
         lines.append(f"{_plural(len(summary.token_scanned), 'file')} not valid Python 3, "
                      "scanned by tokens (imports and dotted names only):")

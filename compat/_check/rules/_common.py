@@ -16,6 +16,7 @@ class Context:
     scan: str
     sites: tuple
     bridged: tuple = ()        # (first, last) lines of functions compat.to_dataset runs
+    tree: object = None        # the module's ast (None when scanned by tokens)
 
 
 def codes_with_prefix(*prefixes) -> frozenset:
