@@ -113,7 +113,11 @@ def _filter(reports, enabled):
 
 
 def _list_rules() -> str:
-    return "".join(f"{row.code}  {row.coverage:<22} tf.{row.name}\n" for row in table.ROWS)
+    from compat._check.model import COVERAGE_BLOCKS
+    from compat._check.rules.tf2_blockers import DESCRIPTIONS
+    return "".join([f"{row.code}  {row.coverage:<22} tf.{row.name}\n" for row in table.ROWS]
+                   + [f"{code}  {COVERAGE_BLOCKS:<22} tf.{name}: {text}\n"
+                      for code, name, text in DESCRIPTIONS])
 
 
 def main(argv=None) -> int:

@@ -16,6 +16,9 @@ STAGE_SHIM = "shim"            # reached through `compat.v1`: runs on tf.data un
 STAGE_BRIDGED = "bridged"      # inside a build function handed to compat.to_dataset
 STAGE_TF_DATA = "tf.data"      # a file on plain tf.data, no queue API left (counted per file)
 STAGES = (STAGE_LEGACY, STAGE_SHIM, STAGE_BRIDGED, STAGE_TF_DATA)
+# The coverage of a TF1 construct outside the queue table that stops the program on TF 2.x
+# whatever the shim does (tf.contrib, tf.layers under Keras 3): rules/tf2_blockers.py.
+COVERAGE_BLOCKS = "stops on TF 2.x"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from compat import _api_table as table
 from compat._check import stages
-from compat._check.model import (SCAN_SKIPPED, SCAN_TOKENS, STAGE_BRIDGED, STAGE_LEGACY,
+from compat._check.model import (COVERAGE_BLOCKS, SCAN_SKIPPED, SCAN_TOKENS, STAGE_BRIDGED, STAGE_LEGACY,
                                  STAGE_SHIM, STAGES)
 
 _MANUAL_SHOWN = 3  # how many manual sites the summary line names before "..."
@@ -34,6 +34,7 @@ class Summary:
     fail_on: str = "legacy"
     failing: int = 0           # findings in a stage --fail-on fails on: they make exit 1
     not_pipeline_kinds: tuple = ()  # what the not_pipeline sites are, for the summary line
+    blockers: int = 0          # tf.contrib / tf.layers uses: stop the program on TF 2.x
 
     @property
     def has_findings(self) -> bool:
@@ -41,7 +42,8 @@ class Summary:
 
 
 def is_migration_site(finding) -> bool:
-    return finding.coverage != table.NOT_PIPELINE
+    """A queue API site to migrate (not SyncReplicasOptimizer's, not a TF 2.x blocker)."""
+    return finding.coverage not in (table.NOT_PIPELINE, COVERAGE_BLOCKS)
 
 
 def is_special_skip(report) -> bool:
@@ -109,7 +111,8 @@ def summarize(reports, fail_on: str = "legacy") -> Summary:
     checked = [r for r in reports if not r.error and not is_special_skip(r)]
     return Summary(
         files_checked=len(checked), files_with_sites=files_with_sites,
-        sites=sum(n for c, n in coverage.items() if c != table.NOT_PIPELINE),
+        sites=sum(n for c, n in coverage.items() if c not in (table.NOT_PIPELINE,
+                                                               COVERAGE_BLOCKS)),
         covered=coverage[table.COVERED], partial=coverage[table.PARTIAL],
         not_covered=coverage[table.NOT_COVERED], not_pipeline=coverage[table.NOT_PIPELINE],
         manual_locations=tuple(manual),
@@ -119,8 +122,9 @@ def summarize(reports, fail_on: str = "legacy") -> Summary:
         legacy=staged[STAGE_LEGACY], shim=staged[STAGE_SHIM], bridged=staged[STAGE_BRIDGED],
         tf_data_files=sum(1 for r in reports if not r.findings and _uses_tf_data(r)),
         fail_on=fail_on, not_pipeline_kinds=_not_pipeline_kinds(reports),
-        failing=sum(1 for r in reports for f in r.findings
-                    if is_migration_site(f) and fails(f, fail_on)))
+        blockers=coverage[COVERAGE_BLOCKS],
+        failing=coverage[COVERAGE_BLOCKS] + sum(  # a blocker fails whatever --fail-on says
+            1 for r in reports for f in r.findings if is_migration_site(f) and fails(f, fail_on)))
 
 
 def _plural(count: int, word: str) -> str:
@@ -139,11 +143,16 @@ def _stage_line(summary: Summary) -> str:
 def _fail_line(summary: Summary) -> str:
     chosen = stages.failing_stages(summary.fail_on)
     failing = " or ".join(stage for stage in STAGES if stage in chosen)
+    staged = summary.failing - summary.blockers
     if not summary.failing:
         return f"--fail-on {summary.fail_on}: no {failing} site, nothing fails the run"
+    parts = []
+    if staged:
+        parts.append(f"{_plural(staged, 'site')} at stage {failing}")
+    if summary.blockers:
+        parts.append(f"{_plural(summary.blockers, 'TF 2.x blocker')} (any --fail-on)")
     verb = "fails" if summary.failing == 1 else "fail"
-    return (f"--fail-on {summary.fail_on}: {_plural(summary.failing, 'site')} at stage "
-            f"{failing} {verb} the run")
+    return f"--fail-on {summary.fail_on}: {' and '.join(parts)} {verb} the run"
 
 
 def summary_lines(summary: Summary) -> list:
@@ -169,7 +178,12 @@ def summary_lines(summary: Summary) -> list:
     lines = [text + f"; {_plural(summary.files_checked, 'file')} checked"]
     if summary.sites or summary.tf_data_files:
         lines.append(_stage_line(summary))
-    if summary.sites:
+    if summary.blockers:
+        lines.append(f"{_plural(summary.blockers, 'use')} of tf.contrib or tf.layers "
+                     f"(TFQ901, TFQ902) {'stops' if summary.blockers == 1 else 'stop'} the "
+                     "program on TF 2.x whatever compat does: "
+                     "the shim's coverage alone does not make these files run")
+    if summary.sites or summary.blockers:
         lines.append(_fail_line(summary))
     if summary.not_pipeline:
         lines.append(f"{_plural(summary.not_pipeline, 'site')} not an input pipeline "
@@ -197,5 +211,8 @@ def _listed(pairs) -> list:
 def statistics_lines(reports) -> list:
     rows = table.rows_by_code()
     counts = Counter(f.code for report in reports for f in report.findings)
-    return [f"{count:5d}  {code}  {rows[code].name}  [{rows[code].coverage}]"
+    names = {code: (row.name, row.coverage) for code, row in rows.items()}
+    names.update((f.code, (f.api[len("tf."):], f.coverage))  # codes outside the table
+                 for report in reports for f in report.findings if f.code not in rows)
+    return [f"{count:5d}  {code}  {names[code][0]}  [{names[code][1]}]"
             for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]

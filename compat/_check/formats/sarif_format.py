@@ -8,12 +8,13 @@ from urllib.parse import quote
 from compat import __version__
 from compat import _api_table as table
 from compat._check import render as wording
-from compat._check.rules import all_codes
+from compat._check.model import COVERAGE_BLOCKS
+from compat._check.rules import all_codes, tf2_blockers
 from compat._check.summary import fails, is_migration_site, is_special_skip, printable_data
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {table.COVERED: "warning", table.PARTIAL: "warning", table.NOT_COVERED: "error",
-           table.NOT_PIPELINE: "note"}
+           table.NOT_PIPELINE: "note", COVERAGE_BLOCKS: "error"}
 
 
 def _rule(row) -> dict:
@@ -27,6 +28,13 @@ def _rule(row) -> dict:
         "properties": {"coverage": row.coverage, "api": f"tf.{row.name}",
                        "tags": ["tensorflow", "migration"]},
     }
+
+
+def _blocker_rule(code: str, name: str, text: str) -> dict:
+    return {"id": code, "name": name, "shortDescription": {"text": text},
+            "fullDescription": {"text": text + ": each finding says what to use instead"},
+            "defaultConfiguration": {"level": _LEVELS[COVERAGE_BLOCKS]},
+            "properties": {"coverage": COVERAGE_BLOCKS, "tags": ["tensorflow", "migration"]}}
 
 
 def _uri(path: str) -> str:
@@ -77,7 +85,9 @@ def _result(finding, rule_index, fail_on) -> dict:
 def render(reports, summary, show_notes=False, statistics=False) -> str:
     codes = all_codes()
     rows = [row for row in table.ROWS if row.code in codes]
-    rule_index = {row.code: index for index, row in enumerate(rows)}
+    rules = [_rule(row) for row in rows] + [_blocker_rule(*entry)
+                                            for entry in tf2_blockers.DESCRIPTIONS]
+    rule_index = {rule["id"]: index for index, rule in enumerate(rules)}
     notifications = []
     for report in reports:
         if not (report.problem or report.error):
@@ -101,7 +111,7 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
             "tool": {"driver": {
                 "name": "compat-check",
                 "version": __version__,
-                "rules": [_rule(row) for row in rows],
+                "rules": rules,
             }},
             "invocations": [{
                 "executionSuccessful": not summary.errors,
