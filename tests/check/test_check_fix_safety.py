@@ -345,22 +345,35 @@ def test_read_only_file_is_refused_and_the_run_goes_on(tmp_path, capsys):
     assert "by stage: 1 legacy (TF1 queues), 1 on the shim (compat.v1)" in captured.out
 
 
-def test_read_only_directory_is_refused_and_the_run_goes_on(tmp_path, capsys):
+def test_read_only_directory_refuses_the_run_before_any_write(tmp_path, capsys):
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "a.py").write_text(LEGACY)
     (tmp_path / "b.py").write_text(LEGACY)
+    (tmp_path / "c.py").write_text(LEGACY)
     os.chmod(locked, 0o555)
     try:
         assert main(["--fix", "-q", str(tmp_path)]) == 2
         assert (locked / "a.py").read_text() == LEGACY
         assert not list(locked.glob(".compat-check-*"))
+        # all or nothing: b.py and c.py, writable, are not written either
+        assert (tmp_path / "b.py").read_text() == LEGACY
+        assert (tmp_path / "c.py").read_text() == LEGACY
+        err = capsys.readouterr().err
+        reason = ("is read-only, and --fix writes all of a run's files or none (make it "
+                  "writable, or --exclude it)")
+        for name in ("locked/a.py", "b.py", "c.py"):
+            assert f"{name}: refused: not written: " in err and reason in err
+        assert "Fixed 0 files (0 with legacy sites left unchanged); refused 3 files" in err
+        assert "internal error" not in err
+        # --diff only previews: a read-only tree is no reason to refuse it
+        assert main(["--diff", "-q", str(tmp_path)]) == 1
+        assert "+import compat.v1 as tf" in capsys.readouterr().out
+        # the directory excluded, the run writes the rest
+        assert main(["--fix", "-q", "--exclude", "locked", str(tmp_path)]) == 0
+        assert (tmp_path / "b.py").read_text() == FIXED
     finally:
         os.chmod(locked, 0o755)
-    assert (tmp_path / "b.py").read_text() == FIXED
-    err = capsys.readouterr().err
-    assert "a.py: refused: its directory" in err and "is read-only" in err
-    assert "internal error" not in err
 
 
 def test_not_writable_for_this_user_is_refused(tmp_path, monkeypatch, capsys):
@@ -440,3 +453,54 @@ def test_fix_on_a_non_utf8_file_name(tmp_path, capsys):
         assert handle.read() == FIXED.encode()
     err = capsys.readouterr().err
     assert "caf\\xe9.py: import tensorflow as tf -> import compat.v1 as tf" in err
+
+
+# --- one file never ends a --fix run ---------------------------------------------------------
+
+def _deep_tree(tmp_path):
+    chain = " + ".join(["'a'"] * 400)
+    nested = "f(" * 150 + "x" + ")" * 150
+    (tmp_path / "chain.py").write_text(LEGACY + f"prefix = {chain}\n")
+    (tmp_path / "nested.py").write_text(LEGACY + f"value = {nested}\n")
+    (tmp_path / "broken.py").write_text(LEGACY + "def broken(:\n    pass\n")
+    (tmp_path / "good.py").write_text(LEGACY)
+
+
+def test_deeply_nested_files_are_fixed_and_a_broken_one_is_named(tmp_path, capsys):
+    _deep_tree(tmp_path)
+    assert main(["--fix", "-q", str(tmp_path)]) == 1  # broken.py keeps its legacy site
+    for name in ("chain.py", "nested.py", "good.py"):
+        assert (tmp_path / name).read_text().startswith(FIXED), name
+    assert (tmp_path / "broken.py").read_text().startswith(LEGACY)
+    err = capsys.readouterr().err
+    assert "broken.py: not rewritten: not valid Python 3 (SyntaxError: invalid syntax" in err
+    assert "Fixed 3 files (1 with legacy sites left unchanged)" in err
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize("error, said", [
+    (RecursionError("maximum recursion depth exceeded"),
+     "not rewritten: too deeply nested for the rewriter (RecursionError): switch its imports "
+     "to compat.v1 by hand"),
+    (ValueError("unexpected node"),
+     "not rewritten: internal error (ValueError: unexpected node): switch its imports to "
+     "compat.v1 by hand"),
+])
+def test_a_file_the_rewriter_fails_on_is_named_and_skipped(tmp_path, monkeypatch, capsys,
+                                                          error, said):
+    _deep_tree(tmp_path)
+    real = fix._rewrite
+
+    def rewrite(report, *args):
+        if report.path.endswith("chain.py"):
+            raise error
+        return real(report, *args)
+
+    monkeypatch.setattr(fix, "_rewrite", rewrite)
+    assert main(["--fix", "-q", str(tmp_path)]) == 1
+    assert (tmp_path / "chain.py").read_text().startswith(LEGACY)
+    assert (tmp_path / "nested.py").read_text().startswith(FIXED)
+    assert (tmp_path / "good.py").read_text() == FIXED
+    err = capsys.readouterr().err
+    assert f"chain.py: {said}" in err
+    assert "Fixed 2 files (2 with legacy sites left unchanged)" in err
