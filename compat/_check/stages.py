@@ -58,8 +58,9 @@ def _callee_name(node):
 
 
 def bridged_functions(tree) -> list:
-    """Function and lambda nodes that compat.to_dataset runs, with the functions they call
-    by name (defined in this file), transitively."""
+    """(function or lambda node, handed to to_dataset itself) for what compat.to_dataset runs:
+    the functions handed to it, then those they call by name (defined in this file),
+    transitively."""
     direct, packages = _bridge_names(tree)
     if not direct and not packages:
         return []
@@ -67,41 +68,50 @@ def bridged_functions(tree) -> list:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defined.setdefault(node.name, []).append(node)
-    found, pending = [], []
+    builds = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and _is_bridge(node.func, direct, packages):
             build = node.args[0]
-            if isinstance(build, ast.Lambda):
-                pending.append(build)
-            else:
-                pending.extend(defined.get(_callee_name(build), ()))
-    seen = set()
+            builds.extend([build] if isinstance(build, ast.Lambda)
+                          else defined.get(_callee_name(build), ()))
+    found, pending, seen = [], [(b, True) for b in builds], set()
     while pending:
-        function = pending.pop()
+        function, handed = pending.pop(0)
         if id(function) in seen:
             continue
         seen.add(id(function))
-        found.append(function)
+        found.append((function, handed))
         for node in ast.walk(function):
             if isinstance(node, ast.Call):
-                pending.extend(defined.get(_callee_name(node.func), ()))
+                pending.extend((f, False) for f in defined.get(_callee_name(node.func), ()))
     return found
 
 
 def line_ranges(functions) -> tuple:
-    return tuple((f.lineno, getattr(f, "end_lineno", f.lineno)) for f in functions)
+    return tuple((f.lineno, getattr(f, "end_lineno", f.lineno)) for f, _ in functions)
+
+
+def _tf_parameter(function):
+    """The parameter compat.to_dataset passes its tf in: the first, after self/cls."""
+    params = function.args.posonlyargs + function.args.args
+    if params and params[0].arg in ("self", "cls"):
+        params = params[1:]
+    return params[0].arg if params else None
 
 
 def bridged_sites(functions, text: str, resolve_module) -> tuple:
-    """Sites in bridged functions whose first parameter is their `tf` (`build(tf)`): the
-    body resolved again with that parameter imported as `compat.v1`."""
+    """Sites in bridged functions that take the shim as a parameter (`build(tf)`): the body
+    resolved again with that parameter imported as `compat.v1`. to_dataset passes it to the
+    function handed to it; a function that one calls is only taken to get it when its
+    parameter has the same name (`read_and_decode(tf, ...)`), not `parse(serialized)`."""
+    names = {_tf_parameter(f) for f, handed in functions if handed} | {"tf"}
     sites = []
-    for function in functions:
-        params = function.args.posonlyargs + function.args.args
-        if not params:
+    for function, handed in functions:
+        name = _tf_parameter(function)
+        if name is None or (not handed and name not in names):
             continue
         body = function.body if isinstance(function.body, list) else [ast.Expr(function.body)]
-        binding = ast.Import(names=[ast.alias(name="compat.v1", asname=params[0].arg)])
+        binding = ast.Import(names=[ast.alias(name="compat.v1", asname=name)])
         module = ast.Module(body=[binding, *body], type_ignores=[])
         ast.copy_location(binding, function)
         ast.fix_missing_locations(module)

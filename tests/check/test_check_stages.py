@@ -103,6 +103,28 @@ def test_lambda_handed_to_to_dataset_bridges_the_function_it_calls():
     assert by_line[11] == "legacy"  # not in what to_dataset runs
 
 
+def test_only_the_tf_parameter_is_taken_for_the_shim():
+    stages = _stages('''\
+        import compat
+
+
+        class Cifar10Input(object):
+            def parse(self, serialized):
+                # `serialized` is a tensor, not the shim: its methods are no queue APIs
+                return serialized.batch
+
+            def build(self, tf, filenames):
+                queue = tf.train.string_input_producer(filenames)
+                _, serialized = tf.TFRecordReader().read(queue)
+                return tf.train.batch([self.parse(serialized)], 128)
+
+            def dataset(self, filenames):
+                return compat.to_dataset(self.build, filenames)
+        ''')
+    assert stages == [(10, "TFQ101", "bridged"), (11, "TFQ111", "bridged"),
+                      (12, "TFQ201", "bridged")]
+
+
 def test_a_to_dataset_of_another_package_bridges_nothing():
     stages = _stages('''\
         import tensorflow as tf
