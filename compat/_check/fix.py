@@ -224,12 +224,17 @@ def apply(reports, write: bool, *, roots=None, max_file_size: int = sources.DEFA
                    and not any(_legacy(f) for f in r.findings))
     if not planned:
         lines.append(_nothing_left(migrated))
+    elif not done and not refused and not linked:  # all planned, none rewritable: say so
+        lines.append(f"Nothing left that --fix can rewrite: {_files(unchanged)} with legacy "
+                     f"sites {'needs' if unchanged == 1 else 'need'} a hand edit (the reasons "
+                     f"above)" + (f"; {_files(migrated)} already on the shim or bridged"
+                                  if migrated else ""))
     else:
         total = f"{verb} {_files(len(done))} ({unchanged} with legacy sites left unchanged)"
         if refused:
             total += f"; {refuse} {_files(len(refused))}, see above"
         if migrated:
-            total += f"; {_files(migrated)} already on the shim"
+            total += f"; {_files(migrated)} already on the shim or bridged"
         lines.append(total)
     return FixOutcome(tuple(e for e, _ in planned), "".join(_diff(e) for e in done),
                       printable("\n".join(lines)), tuple(e.path for e in done), tuple(refused))

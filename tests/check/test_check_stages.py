@@ -229,3 +229,18 @@ def test_diff_of_a_tree_on_the_shim_is_empty(tree, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("Nothing left to fix")
+
+
+def test_second_fix_names_what_only_a_hand_edit_can_fix(tree, capsys):
+    # a Python 2 script: found by the token scan, never rewritten
+    (tree / "py2_input.py").write_text(
+        "import tensorflow as tf\n"
+        "queue = tf.train.string_input_producer(['train.csv'])\n"
+        "print 'queue ready'\n")
+    main(["-q", "--fix", str(tree)])
+    capsys.readouterr()
+    assert main(["-q", "--fix", str(tree)]) == 1  # py2_input.py is still legacy
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == ("Nothing left that --fix can rewrite: 1 file with legacy sites needs a "
+                       "hand edit (the reasons above); 3 files already on the shim or bridged")
+    assert any("py2_input.py: not rewritten: not valid Python 3" in line for line in err)
