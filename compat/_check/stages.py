@@ -2,7 +2,8 @@
 
 legacy: TF1 queues through TensorFlow itself (`import tensorflow.compat.v1 as tf`).
 shim: the same APIs reached through `compat.v1` (what `compat-check --fix` leaves): they run
-on tf.data underneath, still in a graph and a Session.
+on tf.data underneath, still in a graph and a Session. An API the shim does not cover stays
+legacy however it is reached.
 bridged: inside a build function handed to `compat.to_dataset(build)` (or a function it
 calls): the pipeline already comes out as a TF2 `tf.data.Dataset`. Such a function takes `tf`
 as a parameter, which the resolver cannot see is `compat.v1`; `bridged_sites` resolves its
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from compat import _api_table as table
 from compat._check.model import STAGE_BRIDGED, STAGE_LEGACY, STAGE_SHIM
 
 FAIL_ON_CHOICES = ("legacy", "shim", "any")
@@ -122,4 +124,7 @@ def bridged_sites(functions, text: str, resolve_module) -> tuple:
 def stage(site, bridged_lines) -> str:
     if any(first <= site.line <= last for first, last in bridged_lines):
         return STAGE_BRIDGED
-    return STAGE_SHIM if site.via_shim else STAGE_LEGACY
+    # an API the shim does not cover is not migrated by reaching it through compat.v1
+    if site.via_shim and site.row.coverage != table.NOT_COVERED:
+        return STAGE_SHIM
+    return STAGE_LEGACY

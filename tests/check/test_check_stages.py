@@ -244,3 +244,22 @@ def test_second_fix_names_what_only_a_hand_edit_can_fix(tree, capsys):
     assert err[-1] == ("Nothing left that --fix can rewrite: 1 file with legacy sites needs a "
                        "hand edit (the reasons above); 3 files already on the shim or bridged")
     assert any("py2_input.py: not rewritten: not valid Python 3" in line for line in err)
+
+
+def test_python2_file_on_the_shim_is_on_the_shim():
+    report = check('''\
+        import compat.v1 as tf
+        queue = tf.train.string_input_producer(["train.csv"])
+        print "reading", queue
+        ''')
+    assert report.scan == "tokens"
+    assert [(f.code, f.stage) for f in report.findings] == [("TFQ101", "shim")]
+
+
+def test_an_api_the_shim_does_not_cover_stays_legacy_on_the_shim():
+    stages = _stages('''\
+        import compat.v1 as tf
+        files = tf.train.string_input_producer(["a.tfr"])
+        batches = tf.contrib.training.bucket_by_sequence_length(length, tensors, 32, [10, 20])
+        ''')
+    assert stages == [(2, "TFQ101", "shim"), (3, "TFQ413", "legacy")]
