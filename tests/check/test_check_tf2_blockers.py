@@ -77,3 +77,9 @@ def test_list_rules_names_the_blocker_rules(capsys):
     assert main(["--list-rules"]) == 0
     out = capsys.readouterr().out
     assert "TFQ901  stops on TF 2.x" in out and "TFQ902  stops on TF 2.x" in out
+
+
+def test_columns_count_characters_on_non_ascii_lines():
+    [found] = check('import tensorflow as tf\n'
+                    'étiquettes = tf.layers.dense(x, 10)  # « couche dense »\n').findings
+    assert (found.line, found.col, found.end_col) == (2, 14, 29)  # tf.layers.dense

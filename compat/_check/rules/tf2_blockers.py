@@ -124,14 +124,26 @@ def _advice(path: str):
     return None
 
 
+def _char_col(context, line: int, byte_col: int) -> int:
+    """ast's columns count UTF-8 bytes; findings count characters."""
+    lines = context.source.text.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if text.isascii():
+        return byte_col
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+
 def _finding(context, node, path, end=None) -> Finding:
     code, message, todo = _advice(path)
     end = end or node
     cell, line = context.source.locate(node.lineno)
     end_cell, end_line = context.source.locate(getattr(end, "end_lineno", None) or node.lineno)
-    return Finding(path=context.path, line=line, col=node.col_offset + 1,
+    last = getattr(end, "end_lineno", None) or node.lineno
+    return Finding(path=context.path, line=line,
+                   col=_char_col(context, node.lineno, node.col_offset) + 1,
                    end_line=end_line if end_cell == cell else line,
-                   end_col=(getattr(end, "end_col_offset", node.col_offset) or 0) + 1,
+                   end_col=_char_col(context, last, getattr(end, "end_col_offset", None)
+                                     or node.col_offset) + 1,
                    code=code, api="tf." + path.split(".")[0], coverage=BLOCKS,
                    message=f"{message} — {BLOCKS}: {todo}", tf_data="", notes="",
                    scan=context.scan, cell=cell)
