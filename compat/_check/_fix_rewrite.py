@@ -140,6 +140,13 @@ class ImportRewriter(cst.CSTTransformer):
         self.skipped: list = []
         self._splits: dict = {}  # id(ImportFrom) -> replacement statements, one per line
 
+    def on_visit(self, node) -> bool:
+        # imports are statements: no expression holds one, and not descending into them keeps
+        # a 400-term `'a' + 'a' + ...` or 150 nested calls from exhausting the recursion limit
+        if isinstance(node, cst.BaseExpression):
+            return False
+        return super().on_visit(node)
+
     def leave_SimpleStatementLine(self, original, updated):
         if len(updated.body) == 1 and id(updated.body[0]) in self._splits:
             lines = [cst.parse_statement(code + "\n")

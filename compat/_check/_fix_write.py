@@ -61,6 +61,14 @@ def _read_only(path: str, access: int) -> bool:
     return not os.stat(path).st_mode & 0o222 or not os.access(path, access)
 
 
+def read_only_directory(directory: str) -> bool:
+    """No new file can be made in `directory` (an atomic replace needs one)."""
+    try:
+        return _read_only(directory, os.W_OK | os.X_OK)
+    except OSError:
+        return False  # gone or unreadable: the write itself says why
+
+
 def _check_writable(target: str) -> None:
     try:
         if _read_only(target, os.W_OK):

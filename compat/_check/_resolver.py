@@ -99,7 +99,7 @@ class Resolver:
             if isinstance(target, str) and apis.is_tensorflow(target):
                 row = apis.row_for(target)
                 if row is not None:
-                    meaning = Instance(row)
+                    meaning = Instance(row, apis.is_shim(target))
         else:
             target = self.resolve(value)
             if isinstance(target, str) and apis.is_tensorflow(target):
@@ -206,7 +206,8 @@ class Resolver:
                 return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
         return byte_col
 
-    def _site(self, node, row, written, call=None, member="", assumed=False, root=""):
+    def _site(self, node, row, written, call=None, member="", assumed=False, root="",
+              via_shim=False):
         arguments = None
         call_args = ""
         if call is not None:
@@ -228,7 +229,7 @@ class Resolver:
             row=row, line=node.lineno, col=self._char_col(node.lineno, node.col_offset),
             end_line=end_line, end_col=self._char_col(end_line, end_col), written=written,
             arguments=arguments, call_args=call_args, member=member, assumed_tf=assumed,
-            root=root))
+            root=root, via_shim=via_shim))
         self.site_nodes.append(node)
 
     def reference(self, node, call=None) -> bool:
@@ -246,9 +247,11 @@ class Resolver:
             if row is not None and call is not None and self._starts_chief_runner(call):
                 row = None  # SyncReplicasOptimizer's token runner: not an input pipeline
             if row is not None:  # `sv.start_queue_runners(sess)`: the API under another name
-                self._site(node, row, ".".join(parts), call=call, member=member, root=parts[0])
+                self._site(node, row, ".".join(parts), call=call, member=member, root=parts[0],
+                           via_shim=meaning.via_shim)
             else:
-                self._site(node, meaning.row, member, call=call, member=member, root=parts[0])
+                self._site(node, meaning.row, member, call=call, member=member, root=parts[0],
+                           via_shim=meaning.via_shim)
             return True
         if isinstance(meaning, Foreign):
             return self._foreign_reference(node, parts, meaning, call)
@@ -269,7 +272,8 @@ class Resolver:
                 return False  # the alias passed on: its assignment is the site
             if root.may and not caught and (call is None or not call_fits(row, call)):
                 return False
-        self._site(node, row, ".".join(parts), call=call, assumed=root.assumed, root=parts[0])
+        self._site(node, row, ".".join(parts), call=call, assumed=root.assumed, root=parts[0],
+                   via_shim=apis.is_shim(meaning))
         return True
 
     def _starts_chief_runner(self, call) -> bool:

@@ -17,6 +17,7 @@ LOCAL = None  # a binding that is not TensorFlow
 @dataclass(frozen=True)
 class Instance:
     row: object
+    via_shim: bool = False     # made by a `compat.v1` class: its methods are the shim's too
 
 
 @dataclass(frozen=True)

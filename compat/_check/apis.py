@@ -50,6 +50,11 @@ def is_tensorflow(path: str) -> bool:
     return any(path == root or path.startswith(root + ".") for root in _ROOTS)
 
 
+def is_shim(path: str) -> bool:
+    """`compat.v1...`: this project's shim, not TensorFlow's own tf.compat.v1."""
+    return path.startswith(("compat.v1", "compat.v2"))
+
+
 def relative(path: str) -> Optional[str]:
     """The path below the TF API root, or None when `path` is not TensorFlow."""
     if not is_tensorflow(path):

@@ -1,7 +1,8 @@
 """The command line: argument parsing, the run, exit codes.
 
-Exit codes, the same for every format and for --fix/--diff: 0 nothing found (or --exit-zero),
-1 findings, 2 an error: a usage error, a file or directory that could not be read (also
+Exit codes, the same for every format and for --fix/--diff: 0 nothing that --fail-on fails
+on (or --exit-zero), 1 sites at a stage --fail-on fails on (default: legacy, so code already
+on the shim passes), 2 an error: a usage error, a file or directory that could not be read (also
 listed in the report), or a --fix/--diff rewrite that was refused.
 """
 from __future__ import annotations
@@ -16,14 +17,17 @@ from compat import __version__
 from compat import _api_table as table
 from compat._check import engine, sources
 from compat._check.formats import FORMATS
-from compat._check.model import SCAN_AST, SCAN_SKIPPED, FileReport
+from compat._check.model import SCAN_AST, SCAN_SKIPPED, STAGE_LEGACY, FileReport
 from compat._check.rules import all_codes
+from compat._check.stages import FAIL_ON_CHOICES
 from compat._check.summary import printable, summarize
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _PROGRESS_FROM = 500  # files; smaller runs finish before progress would help
-_EXIT_HELP = ("exit status: 0 nothing found (always 0 with --exit-zero, unless an error); "
-              "1 legacy APIs found (in every --format, and with --fix/--diff); 2 an error: "
+_EXIT_HELP = ("exit status: 0 nothing --fail-on fails on (always 0 with --exit-zero, unless "
+              "an error); 1 sites at a stage --fail-on fails on (default: legacy TF1 queues, "
+              "not sites already on the shim; in every --format, and with --fix/--diff); "
+              "2 an error: "
               "bad usage, a file or directory that could not be read, or a rewrite that "
               "--fix/--diff refused")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)i?b?\s*$", re.I)
@@ -73,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
                         default=sources.DEFAULT_MAX_FILE_SIZE,
                         help="larger files are not read and reported as errors; "
                              "K/M/G suffixes, 0 for no limit (default: 5M)")
+    parser.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="legacy",
+                        help="which sites exit 1: legacy (TF1 queues not yet on the shim; "
+                             "the default), shim (also sites on compat.v1: require "
+                             "compat.to_dataset or tf.data), any (every queue site)")
     parser.add_argument("--exit-zero", action="store_true",
                         help="exit 0 even when legacy APIs are found (errors still exit 2)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -105,7 +113,11 @@ def _filter(reports, enabled):
 
 
 def _list_rules() -> str:
-    return "".join(f"{row.code}  {row.coverage:<22} tf.{row.name}\n" for row in table.ROWS)
+    from compat._check.model import COVERAGE_BLOCKS
+    from compat._check.rules.tf2_blockers import DESCRIPTIONS
+    return "".join([f"{row.code}  {row.coverage:<22} tf.{row.name}\n" for row in table.ROWS]
+                   + [f"{code}  {COVERAGE_BLOCKS:<22} tf.{name}: {text}\n"
+                      for code, name, text in DESCRIPTIONS])
 
 
 def main(argv=None) -> int:
@@ -154,7 +166,7 @@ def _main(argv) -> int:
     reports = _filter([early[p] if p in early else late[p] for p in sorted({*files, *unlisted})],
                       enabled)
     reports = [_with_migratable(report) for report in reports]
-    summary = summarize(reports)
+    summary = summarize(reports, options.fail_on)
 
     refused = ()
     if options.fix or options.diff:
@@ -163,6 +175,8 @@ def _main(argv) -> int:
                              max_file_size=options.max_file_size,
                              checked={engine.display_path(p): info for p, info in checked.items()})
         refused = fix_text.refused
+        if fix_text.written and options.fix:  # report the tree as --fix left it
+            reports, summary = _rechecked(reports, enabled, options.fail_on)
         if options.diff:
             _emit(fix_text.diff, options.output_file)
             print(fix_text.summary, file=sys.stderr)
@@ -173,6 +187,18 @@ def _main(argv) -> int:
     _emit(formatter.render(reports, summary, show_notes=options.notes,
                            statistics=options.statistics), options.output_file)
     return _exit_code(summary, refused, options.exit_zero)
+
+
+def _rechecked(reports, enabled, fail_on) -> tuple:
+    """(reports, summary) with the files --fix may have rewritten checked again (every file
+    with legacy sites: a link to a rewritten file is rewritten with it): their sites are on
+    the shim now, and the exit code must say so."""
+    again = []
+    for report in reports:
+        if any(f.stage == STAGE_LEGACY for f in report.findings):
+            report = _with_migratable(_filter([engine.check_file(report.path)], enabled)[0])
+        again.append(report)
+    return again, summarize(again, fail_on)
 
 
 def _with_migratable(report: FileReport) -> FileReport:

@@ -11,7 +11,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import Iterable, Iterator
 
-from compat._check import names, sources, tokens
+from compat._check import names, sources, stages, tokens
 from compat._check.model import SCAN_AST, SCAN_SKIPPED, SCAN_TOKENS, FileReport
 from compat._check.rules import RULES
 from compat._check.rules._common import Context
@@ -104,15 +104,22 @@ def _analyse(path: str, data: bytes) -> FileReport:
             tree = ast.parse(source.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             problem = _describe_parse_error(exc)
+    bridged = ()
     if tree is not None:
         resolution = names.resolve_module(tree, source.text)
         scan = SCAN_AST
+        functions = stages.bridged_functions(tree)
+        bridged = stages.line_ranges(functions)
+        sites = _merged(resolution.sites,
+                        stages.bridged_sites(functions, source.text, names.resolve_module))
     else:
         resolution = tokens.resolve(source.text)
         scan = SCAN_TOKENS
-    sites, references = resolution.sites, resolution.references
+        sites = resolution.sites
+    references = resolution.references
     sites = _unsuppressed(sites, source.text)
-    context = Context(path=path, source=source, scan=scan, sites=sites)
+    context = Context(path=path, source=source, scan=scan, sites=sites, bridged=bridged,
+                      tree=tree)
     findings = {}
     for rule in RULES:
         for finding in rule.check(context):
@@ -121,6 +128,15 @@ def _analyse(path: str, data: bytes) -> FileReport:
         _explain_unresolved(findings, resolution.unresolved, source)
     ordered = tuple(findings[key] for key in sorted(findings))
     return FileReport(path, ordered, scan, problem, "", references)
+
+
+def _merged(sites, extra) -> tuple:
+    """`sites` and those of `extra` at positions `sites` does not already hold."""
+    if not extra:
+        return sites
+    taken = {(s.line, s.col) for s in sites}
+    added = {(s.line, s.col): s for s in extra if (s.line, s.col) not in taken}
+    return tuple(sorted((*sites, *added.values()), key=lambda s: (s.line, s.col)))
 
 
 def _explain_unresolved(findings: dict, unresolved, source) -> None:

@@ -1,14 +1,17 @@
 """--fix / --diff: switch a file's TensorFlow imports to the shim, nothing else.
 
 Concrete syntax trees (libcst) keep every comment and every byte of formatting outside the
-rewritten import statements. A file is only rewritten when it has migration sites, parsed
+rewritten import statements. A file is only rewritten when it has legacy sites, parsed
 as Python 3, and still parses after the edit; an import is only rewritten to a `compat.v1`
 module that tf.compat.v1 is known to have.
 
 Writing is refused (and said why) rather than risked: when the project has its own top-level
 `compat` module (`import compat.v1` would not reach the shim), when a symlink leads out of
 the checked paths, when the file changed since it was read (mtime, size, inode and content
-hash are compared right before the write), or when the file or its directory is read-only.
+hash are compared right before the write), or when the file is read-only. A read-only
+directory refuses the whole run before anything is written: all of a run's files or none.
+A file that cannot be rewritten (libcst cannot parse it, or it nests deeper than the rewriter
+can walk) is named and skipped; the others are still fixed.
 Symlinks are written through (the link stays a link); hard-linked files are rewritten in
 place (the links stay one file); other files are replaced atomically, keeping their mode.
 
@@ -30,9 +33,10 @@ from compat._check import apis, sources
 from compat._check._fix_rewrite import (MODULE_EQUIVALENTS, SHIM, V1_MODULES, ImportRewriter,
                                         add_disable_v2, names_bound_to_shim)
 from compat._check._fix_targets import ClashFinder, refusal
-from compat._check._fix_write import (ReadSnapshot, WriteRefused, write_atomically,
-                                      write_checked)
-from compat._check.model import SCAN_AST, Edit
+from compat._check._fix_write import (ReadSnapshot, WriteRefused, read_only_directory,
+                                      write_atomically, write_checked)
+from compat._check.engine import display_path
+from compat._check.model import SCAN_AST, STAGE_LEGACY, Edit
 from compat._check.summary import is_migration_site, printable
 
 # SHIM, MODULE_EQUIVALENTS, V1_MODULES, write_checked and write_atomically were defined here
@@ -58,10 +62,14 @@ class FixOutcome:
         return not self.refused
 
 
+def _legacy(finding) -> bool:
+    return is_migration_site(finding) and finding.stage == STAGE_LEGACY
+
+
 def _plan(report, max_size: int) -> tuple:
     """(Edit or None, ReadSnapshot or None) for one checked file."""
-    if not any(is_migration_site(f) for f in report.findings):
-        return None, None
+    if not any(_legacy(f) for f in report.findings):
+        return None, None  # nothing, or every site already on the shim: nothing to rewrite
     if report.path.endswith(".ipynb"):
         return Edit(report.path, b"", b"", skipped=("notebooks are not rewritten",)), None
     if report.scan != SCAN_AST:
@@ -77,6 +85,16 @@ def _plan(report, max_size: int) -> tuple:
     except Exception as exc:  # libcst's parser is stricter in places than ast's
         return Edit(report.path, before, before,
                     skipped=(f"not rewritten: libcst: {exc}",)), read
+    try:
+        return _rewrite(report, module, before, read)
+    except (RecursionError, MemoryError) as exc:  # nesting beyond what libcst can walk
+        return Edit(report.path, before, before,
+                    skipped=(f"not rewritten: too deeply nested for the rewriter "
+                             f"({type(exc).__name__}): switch its imports to compat.v1 by "
+                             f"hand",)), read
+
+
+def _rewrite(report, module, before: bytes, read) -> tuple:
     rewriter = ImportRewriter(report.references, names_bound_to_shim(before))
     module = module.visit(rewriter)
     changes = list(rewriter.changes)
@@ -122,6 +140,26 @@ def _files(count: int) -> str:
     return f"{count} file{'s' if count != 1 else ''}"
 
 
+def _read_only_directory(edits) -> str:
+    """Why no file of the run may be written, or "": a directory that --fix would write in is
+    read-only. Found before any write: the run writes all of its files or none of them (a
+    tree half on the shim is worse than one left as it was)."""
+    for edit in edits:
+        directory = os.path.dirname(os.path.realpath(edit.path))
+        if read_only_directory(directory):
+            return (f"not written: {display_path(directory)} is read-only, and --fix writes "
+                    f"all of a run's files or none (make it writable, or --exclude it)")
+    return ""
+
+
+def _nothing_left(migrated: int) -> str:
+    if not migrated:
+        return "Nothing to fix: no legacy TF1 queue site found"
+    return (f"Nothing left to fix: the queue sites in {_files(migrated)} are already on the "
+            f"shim (compat.v1) or bridged by compat.to_dataset; the next step is tf.data "
+            f"(compat-migrate, or the tf.data rewrite printed for each site)")
+
+
 def apply(reports, write: bool, *, roots=None, max_file_size: int = sources.DEFAULT_MAX_FILE_SIZE,
           checked=None) -> FixOutcome:
     """Plan every rewrite, then write each one that is still safe to write (if `write`).
@@ -136,25 +174,39 @@ def apply(reports, write: bool, *, roots=None, max_file_size: int = sources.DEFA
             edit, read = _plan(report, max_file_size)
         except OSError as exc:
             edit, read = Edit(report.path, b"", b"", skipped=(f"not rewritten: {exc}",)), None
+        except Exception as exc:  # one file must not end the run: named, skipped, the rest fixed
+            edit, read = Edit(report.path, b"", b"", skipped=(
+                f"not rewritten: internal error ({type(exc).__name__}: {exc}): switch its "
+                f"imports to compat.v1 by hand",)), None
         if edit is not None:
             planned.append((edit, read))
     clashes = ClashFinder(roots, _SHIM_PACKAGE)
     owners: dict = {}          # (st_dev, st_ino) -> the path it was first planned under
     done, refused, lines = [], [], []
     linked = 0
+    entries = []               # (edit, read, notes, why it is refused or "")
     for edit, read in planned:
         notes = [f"{edit.path}: {reason}" for reason in edit.skipped]
         if edit.after == edit.before:
-            lines.extend(notes)
+            entries.append((None, None, notes, ""))
             continue
         if read.identity in owners:
             linked += 1
-            lines.append(f"{edit.path}: the same file as {owners[read.identity]} "
-                         "(a link to it): rewritten once")
+            entries.append((None, None, [f"{edit.path}: the same file as "
+                                         f"{owners[read.identity]} (a link to it): rewritten "
+                                         "once"], ""))
             continue
         owners[read.identity] = edit.path
-        reason = refusal(edit, read, roots, clashes, checked)
-        if not reason and write:
+        entries.append((edit, read, notes, refusal(edit, read, roots, clashes, checked)))
+    locked = write and _read_only_directory(
+        [edit for edit, _, _, why in entries if edit is not None and not why])
+    for edit, read, notes, reason in entries:
+        if edit is None:
+            lines.extend(notes)
+            continue
+        if not reason and locked:
+            reason = locked
+        elif not reason and write:
             try:
                 write_checked(edit.path, edit.after, read)
             except WriteRefused as exc:
@@ -168,9 +220,21 @@ def apply(reports, write: bool, *, roots=None, max_file_size: int = sources.DEFA
         lines.extend(notes)
     unchanged = len(planned) - len(done) - len(refused) - linked
     verb, refuse = ("Fixed", "refused") if write else ("Would fix", "would refuse")
-    total = f"{verb} {_files(len(done))} ({unchanged} with migration sites left unchanged)"
-    if refused:
-        total += f"; {refuse} {_files(len(refused))}, see above"
-    lines.append(total)
+    migrated = sum(1 for r in reports if any(is_migration_site(f) for f in r.findings)
+                   and not any(_legacy(f) for f in r.findings))
+    if not planned:
+        lines.append(_nothing_left(migrated))
+    elif not done and not refused and not linked:  # all planned, none rewritable: say so
+        lines.append(f"Nothing left that --fix can rewrite: {_files(unchanged)} with legacy "
+                     f"sites {'needs' if unchanged == 1 else 'need'} a hand edit (the reasons "
+                     f"above)" + (f"; {_files(migrated)} already on the shim or bridged"
+                                  if migrated else ""))
+    else:
+        total = f"{verb} {_files(len(done))} ({unchanged} with legacy sites left unchanged)"
+        if refused:
+            total += f"; {refuse} {_files(len(refused))}, see above"
+        if migrated:
+            total += f"; {_files(migrated)} already on the shim or bridged"
+        lines.append(total)
     return FixOutcome(tuple(e for e, _ in planned), "".join(_diff(e) for e in done),
                       printable("\n".join(lines)), tuple(e.path for e in done), tuple(refused))

@@ -10,6 +10,16 @@ SCAN_AST = "ast"
 SCAN_TOKENS = "tokens"
 SCAN_SKIPPED = "skipped"  # no TensorFlow spelling anywhere in the bytes: nothing to resolve
 
+# Where a site stands in the migration, from untouched to done (see compat/_check/stages.py).
+STAGE_LEGACY = "legacy"        # TF1 queues through TensorFlow itself
+STAGE_SHIM = "shim"            # reached through `compat.v1`: runs on tf.data underneath
+STAGE_BRIDGED = "bridged"      # inside a build function handed to compat.to_dataset
+STAGE_TF_DATA = "tf.data"      # a file on plain tf.data, no queue API left (counted per file)
+STAGES = (STAGE_LEGACY, STAGE_SHIM, STAGE_BRIDGED, STAGE_TF_DATA)
+# The coverage of a TF1 construct outside the queue table that stops the program on TF 2.x
+# whatever the shim does (tf.contrib, tf.layers under Keras 3): rules/tf2_blockers.py.
+COVERAGE_BLOCKS = "stops on TF 2.x"
+
 
 @dataclass(frozen=True)
 class Site:
@@ -27,6 +37,7 @@ class Site:
     assumed_tf: bool = False   # `tf` is used but never bound: assumed to be TensorFlow
     root: str = ""             # the local name the resolution started from
     in_except: bool = False    # part of an `except ...:` clause's exception types
+    via_shim: bool = False     # resolved through `compat.v1` (the file's tf is the shim)
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,7 @@ class Finding:
     notes: str
     scan: str = SCAN_AST
     cell: Optional[int] = None  # 1-based notebook cell, lines are relative to it
+    stage: str = STAGE_LEGACY
 
     @property
     def location(self) -> str:

@@ -303,7 +303,8 @@ def resolve(text: str):
                 sites.append(Site(row=row, line=start_line, col=start_col, end_line=end_line,
                                   end_col=end_col, written=written, arguments=arguments,
                                   call_args=call_args, assumed_tf=assumed, root=parts[0],
-                                  in_except=in_except))
+                                  in_except=in_except,
+                                  via_shim=isinstance(root, str) and apis.is_shim(root)))
                 if foreign is not None:
                     unresolved.append(((start_line, start_col), parts[0], foreign.lstrip("."),
                                        parts[-1]))

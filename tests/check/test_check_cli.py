@@ -73,8 +73,16 @@ def test_statistics(capsys):
 
 def test_summary_names_manual_sites(capsys):
     main([fixture("slim_pipeline.py")])
-    summary = capsys.readouterr().out.strip().splitlines()[-1]
-    assert summary.startswith("5 legacy sites in 1 file: 1 covered by the shim, 4 need manual work "
+    lines = capsys.readouterr().out.strip().splitlines()
+    summary = lines[-4]
+    assert lines[-3:] == ["by stage: 5 legacy (TF1 queues), 0 on the shim (compat.v1), "
+                          "0 bridged by compat.to_dataset",
+                          "1 use of tf.contrib or tf.layers (TFQ901, TFQ902) stops the program "
+                          "on TF 2.x whatever compat does: the shim's coverage alone does not "
+                          "make these files run",
+                          "--fail-on legacy: 5 sites at stage legacy and 1 TF 2.x blocker "
+                          "(any --fail-on) fail the run"]
+    assert summary.startswith("5 queue API sites in 1 file: 1 covered by the shim, 4 need manual work "
                               "(TFQ417 at ")
 
 
@@ -97,7 +105,7 @@ def test_progress_on_stderr_for_large_trees(tmp_path):
     result = run_cli(str(tmp_path))
     assert result.returncode == 1
     assert "compat-check: 520/520 files" in result.stderr
-    assert "6 legacy sites in 6 files" in result.stdout
+    assert "6 queue API sites in 6 files" in result.stdout
     quiet = run_cli("-q", str(tmp_path))
     assert quiet.stderr == ""
 

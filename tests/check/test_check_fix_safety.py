@@ -118,7 +118,7 @@ def test_cli_fix_leaves_examples_import(tmp_path, capsys):
     path.write_text("import tensorflow as tf\n"
                     "from tensorflow.examples.tutorials.mnist import input_data\n"
                     "q = tf.train.string_input_producer(files)\n")
-    assert main(["--fix", "-q", str(tmp_path)]) == 1
+    assert main(["--fix", "-q", str(tmp_path)]) == 0
     assert path.read_text() == ("import compat.v1 as tf\n"
                                 "from tensorflow.examples.tutorials.mnist import input_data\n"
                                 "q = tf.train.string_input_producer(files)\n")
@@ -135,7 +135,7 @@ def test_symlink_is_written_through_and_stays_a_link(tmp_path, capsys):
     target.write_text(LEGACY)
     link = tree / "alias.py"
     link.symlink_to("real.py")
-    assert main(["--fix", "-q", str(tree)]) == 1
+    assert main(["--fix", "-q", str(tree)]) == 0
     assert link.is_symlink() and os.readlink(link) == "real.py"
     assert target.read_text() == FIXED and not target.is_symlink()
     err = capsys.readouterr().err
@@ -150,7 +150,7 @@ def test_symlink_given_explicitly_is_written_through(tmp_path):
     (outside / "real.py").write_text(LEGACY)
     link = tmp_path / "train.py"
     link.symlink_to(outside / "real.py")
-    assert main(["--fix", "-q", str(link)]) == 1
+    assert main(["--fix", "-q", str(link)]) == 0
     assert link.is_symlink()
     assert (outside / "real.py").read_text() == FIXED
 
@@ -182,7 +182,7 @@ def test_hard_link_is_kept(tmp_path):
     second = tmp_path / "copy_elsewhere.py"
     os.link(first, second)
     inode = os.stat(first).st_ino
-    assert main(["--fix", "-q", str(tree)]) == 1
+    assert main(["--fix", "-q", str(tree)]) == 0
     assert os.stat(first).st_ino == inode == os.stat(second).st_ino
     assert os.stat(first).st_nlink == 2
     assert second.read_text() == FIXED == first.read_text()
@@ -193,7 +193,7 @@ def test_single_link_file_is_replaced_atomically_keeping_mode(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(LEGACY)
     os.chmod(path, 0o751)
-    assert main(["--fix", "-q", str(tmp_path)]) == 1
+    assert main(["--fix", "-q", str(tmp_path)]) == 0
     assert path.read_text() == FIXED
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
 
@@ -246,7 +246,7 @@ def test_compat_outside_the_project_is_not_a_clash(tmp_path):
     project, script = _project(tmp_path)
     (tmp_path / "compat.py").write_text("")  # above the project root: not on its path
     (project / "pkg" / "compat").mkdir()      # a namespace directory does not shadow the shim
-    assert main(["--fix", "-q", str(project)]) == 1
+    assert main(["--fix", "-q", str(project)]) == 0
     assert script.read_text() == FIXED
 
 
@@ -255,7 +255,7 @@ def test_the_shim_itself_is_not_a_clash(tmp_path, monkeypatch):
     (project / "compat").mkdir()
     (project / "compat" / "__init__.py").write_text("")
     monkeypatch.setattr(fix, "_SHIM_PACKAGE", str(project / "compat"))
-    assert main(["--fix", "-q", str(project)]) == 1
+    assert main(["--fix", "-q", str(project)]) == 0
     assert script.read_text() == FIXED
 
 
@@ -340,25 +340,40 @@ def test_read_only_file_is_refused_and_the_run_goes_on(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "a.py: refused: the file is read-only" in captured.err
     assert "internal error" not in captured.err
-    assert "2 legacy sites in 2 files" in captured.out  # the report still comes
+    # the report still comes, of the tree as --fix left it: b.py on the shim, a.py not
+    assert "2 queue API sites in 2 files" in captured.out
+    assert "by stage: 1 legacy (TF1 queues), 1 on the shim (compat.v1)" in captured.out
 
 
-def test_read_only_directory_is_refused_and_the_run_goes_on(tmp_path, capsys):
+def test_read_only_directory_refuses_the_run_before_any_write(tmp_path, capsys):
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "a.py").write_text(LEGACY)
     (tmp_path / "b.py").write_text(LEGACY)
+    (tmp_path / "c.py").write_text(LEGACY)
     os.chmod(locked, 0o555)
     try:
         assert main(["--fix", "-q", str(tmp_path)]) == 2
         assert (locked / "a.py").read_text() == LEGACY
         assert not list(locked.glob(".compat-check-*"))
+        # all or nothing: b.py and c.py, writable, are not written either
+        assert (tmp_path / "b.py").read_text() == LEGACY
+        assert (tmp_path / "c.py").read_text() == LEGACY
+        err = capsys.readouterr().err
+        reason = ("is read-only, and --fix writes all of a run's files or none (make it "
+                  "writable, or --exclude it)")
+        for name in ("locked/a.py", "b.py", "c.py"):
+            assert f"{name}: refused: not written: " in err and reason in err
+        assert "Fixed 0 files (0 with legacy sites left unchanged); refused 3 files" in err
+        assert "internal error" not in err
+        # --diff only previews: a read-only tree is no reason to refuse it
+        assert main(["--diff", "-q", str(tmp_path)]) == 1
+        assert "+import compat.v1 as tf" in capsys.readouterr().out
+        # the directory excluded, the run writes the rest
+        assert main(["--fix", "-q", "--exclude", "locked", str(tmp_path)]) == 0
+        assert (tmp_path / "b.py").read_text() == FIXED
     finally:
         os.chmod(locked, 0o755)
-    assert (tmp_path / "b.py").read_text() == FIXED
-    err = capsys.readouterr().err
-    assert "a.py: refused: its directory" in err and "is read-only" in err
-    assert "internal error" not in err
 
 
 def test_not_writable_for_this_user_is_refused(tmp_path, monkeypatch, capsys):
@@ -404,7 +419,7 @@ def test_failing_write_is_refused_not_an_internal_error(tmp_path, monkeypatch, c
     reason = "Read-only file system" if hard_link else "Permission denied"
     assert f"a.py: refused: not written: {reason}" in err
     assert "internal error" not in err
-    assert "Fixed 1 file (0 with migration sites left unchanged); refused 1 file" in err
+    assert "Fixed 1 file (0 with legacy sites left unchanged); refused 1 file" in err
 
 
 # --- exit codes of --fix ----------------------------------------------------------------------
@@ -412,8 +427,11 @@ def test_failing_write_is_refused_not_an_internal_error(tmp_path, monkeypatch, c
 def test_fix_exit_codes(tmp_path):
     path = tmp_path / "a.py"
     path.write_text(LEGACY)
-    assert main(["--fix", "-q", str(path)]) == 1          # the sites are still there
+    # rewritten, then checked again: its sites are on the shim, which --fail-on legacy passes
+    assert main(["--fix", "-q", str(path)]) == 0
+    assert main(["--fix", "-q", "--fail-on", "shim", str(path)]) == 1
     path.write_text(LEGACY)
+    assert main(["--diff", "-q", str(path)]) == 1         # --diff writes nothing: still legacy
     assert main(["--fix", "-q", "--exit-zero", str(path)]) == 0
     assert path.read_text() == FIXED
     path.write_text(LEGACY)
@@ -430,8 +448,9 @@ def test_fix_on_a_non_utf8_file_name(tmp_path, capsys):
             handle.write(LEGACY.encode())
     except (OSError, UnicodeError):
         pytest.skip("this file system only takes UTF-8 file names")
-    assert main(["--fix", "-q", str(tmp_path)]) == 1
+    assert main(["--fix", "-q", str(tmp_path)]) == 0
     with open(path, "rb") as handle:
         assert handle.read() == FIXED.encode()
     err = capsys.readouterr().err
     assert "caf\\xe9.py: import tensorflow as tf -> import compat.v1 as tf" in err
+

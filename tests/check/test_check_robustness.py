@@ -250,7 +250,7 @@ def test_default_size_limit(tmp_path, monkeypatch, capsys):
                         lambda path: pytest.fail("read") if path == str(big) else real(path))
     assert main([str(tmp_path)]) == 2
     out = capsys.readouterr().out
-    assert "1 legacy site in 1 file" in out
+    assert "1 queue API site in 1 file" in out
     assert "generated.py: " in out and "over the 5242880-byte --max-file-size limit" in out
 
 
@@ -322,7 +322,9 @@ def test_help_and_docs_document_exit_codes(capsys):
     assert main(["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--exit-zero" in text and "--max-file-size" in text
-    assert "exit status: 0 nothing found" in text and "1 legacy APIs found" in text
+    assert "exit status: 0 nothing --fail-on fails on" in text
+    assert "1 sites at a stage --fail-on fails on (default: legacy" in text
+    assert "--fail-on {legacy,shim,any}" in text
     assert "2 an error" in text
     with open(os.path.join(ROOT, "docs", "checker.md"), encoding="utf-8") as handle:
         page = handle.read()
@@ -352,4 +354,4 @@ def test_discover_matches_the_engine(tmp_path):
 def test_progress_and_subprocess_still_fine(tmp_path):
     (tmp_path / "train.py").write_text(LEGACY)
     result = run_cli("--exit-zero", str(tmp_path))
-    assert result.returncode == 0 and "1 legacy site in 1 file" in result.stdout
+    assert result.returncode == 0 and "1 queue API site in 1 file" in result.stdout

@@ -31,6 +31,10 @@ def render(reports, summary, show_notes=False, statistics=False) -> str:
     }
     if not summary.skipped:  # only there when a FIFO, device or socket was skipped
         del document["summary"]["skipped"]
+    counts = document["summary"]
+    counts["stages"] = {"legacy": counts.pop("legacy"), "shim": counts.pop("shim"),
+                        "bridged": counts.pop("bridged"),
+                        "tf.data": counts.pop("tf_data_files")}  # tf.data: files, not sites
     if statistics:
         document["statistics"] = statistics_lines(reports)
     return json.dumps(printable_data(document), indent=2, ensure_ascii=False) + "\n"

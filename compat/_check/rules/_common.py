@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compat import _api_table as table
-from compat._check import render
+from compat._check import render, stages
 from compat._check.model import Finding
 from compat._check.sources import Source
 
@@ -15,6 +15,8 @@ class Context:
     source: Source
     scan: str
     sites: tuple
+    bridged: tuple = ()        # (first, last) lines of functions compat.to_dataset runs
+    tree: object = None        # the module's ast (None when scanned by tokens)
 
 
 def codes_with_prefix(*prefixes) -> frozenset:
@@ -31,7 +33,7 @@ def finding(context: Context, site, message: str = "") -> Finding:
         end_col=site.end_col + 1, code=site.row.code, api=render.api_spelling(site.row),
         coverage=site.row.coverage, message=message or render.message(site),
         tf_data=render.tf_data(site.row, site.arguments), notes=site.row.notes,
-        scan=context.scan, cell=cell)
+        scan=context.scan, cell=cell, stage=stages.stage(site, context.bridged))
 
 
 def table_sites(context: Context, codes):
